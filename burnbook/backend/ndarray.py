@@ -1,0 +1,410 @@
+"""`NdArray`: the reference backend, every primitive a NumPy array on the CPU.
+
+The primitive is a plain `np.ndarray`, never mutated after it is made (ops
+that "assign" return new arrays), so views are safe to share. Keeping the
+primitive bare keeps the per-op cost close to NumPy's own call.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .base import Backend
+
+_erf_exact = np.frompyfunc(math.erf, 1, 1)
+
+
+def np_erf(x: np.ndarray) -> np.ndarray:
+    """The error function: exact (libm) in f64; for f32/f16 the Numerical
+    Recipes Chebyshev fit of erfc, whose relative error (< 1.2e-7) is below
+    f32 rounding. NumPy has no erf of its own."""
+    if x.dtype == np.float64:
+        return _erf_exact(x).astype(np.float64)
+    z = np.abs(x.astype(np.float64))
+    t = 1.0 / (1.0 + 0.5 * z)
+    poly = -z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (
+        0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (
+            1.48851587 + t * (-0.82215223 + t * 0.17087277))))))))
+    erfc = t * np.exp(poly)
+    return np.where(x >= 0, 1.0 - erfc, erfc - 1.0).astype(x.dtype)
+
+
+class Cpu:
+    """The one device of `NdArray`: the host CPU."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "Cpu"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Cpu)
+
+    def __hash__(self) -> int:
+        return hash("Cpu")
+
+
+_CPU = Cpu()
+
+
+def _slice_assign(p, ranges, values):
+    out = p.copy()
+    out[ranges] = values
+    return out
+
+
+def _scatter(dim, p, indices, values):
+    out = p.copy()
+    idx = list(np.indices(indices.shape, sparse=True))
+    idx[dim] = indices
+    np.add.at(out, tuple(idx), values)
+    return out
+
+
+def _select_assign(p, dim, indices, values):
+    out = p.copy()
+    index = [slice(None)] * p.ndim
+    index[dim] = indices
+    np.add.at(out, tuple(index), values)
+    return out
+
+
+def _mask_where(p, mask, values):
+    return np.where(mask, values, p)
+
+
+def _mask_fill(p, mask, value):
+    return np.where(mask, np.asarray(value, dtype=p.dtype), p)
+
+
+def _clamp(p, lo, hi):
+    if lo is not None:
+        p = np.maximum(p, np.asarray(lo, dtype=p.dtype))
+    if hi is not None:
+        p = np.minimum(p, np.asarray(hi, dtype=p.dtype))
+    return p
+
+
+def _int_div(a, b):
+    # Truncate toward zero as Burn (and C, Rust) do; NumPy floors.
+    q = np.floor_divide(a, b)
+    fix = (q < 0) & (q * b != a)
+    return q + fix
+
+
+def _gather(dim, p, indices):
+    return np.take_along_axis(p, indices, axis=dim)
+
+
+def _full_reduce(fn):
+    return lambda p: fn(p, keepdims=False).reshape(1).astype(p.dtype, copy=False)
+
+
+class NdArray(Backend):
+    """NumPy on the CPU (Burn's `NdArray<f32>`); device `Cpu`."""
+
+    Device = Cpu
+    is_autodiff = False
+    _rng = np.random.default_rng()
+
+    @classmethod
+    def name(cls) -> str:
+        return "ndarray"
+
+    @classmethod
+    def default_device(cls) -> Cpu:
+        return _CPU
+
+    @classmethod
+    def seed(cls, seed: int) -> None:
+        cls._rng = np.random.default_rng(seed)
+
+    # -- data and creation ---------------------------------------------------
+    @staticmethod
+    def float_from_data(array, device):
+        return np.array(array, copy=True)
+
+    @staticmethod
+    def float_into_data(p):
+        return np.array(p, copy=True)
+
+    @staticmethod
+    def float_empty(shape, device, dtype=np.float32):
+        return np.empty(shape, dtype=dtype)
+
+    @staticmethod
+    def float_full(shape, value, device, dtype=np.float32):
+        return np.full(shape, value, dtype=dtype)
+
+    @classmethod
+    def float_random(cls, shape, distribution, device, dtype=np.float32):
+        return distribution.sample(cls._rng, tuple(shape), dtype)
+
+    @staticmethod
+    def float_shape(p):
+        return p.shape
+
+    @staticmethod
+    def float_device(p):
+        return _CPU
+
+    @staticmethod
+    def float_to_device(p, device):
+        if not isinstance(device, Cpu):
+            raise ValueError(f"to_device: the ndarray backend has only the Cpu device, not {device}")
+        return p
+
+    @staticmethod
+    def float_dtype(p):
+        return p.dtype
+
+    @staticmethod
+    def float_cast(p, dtype):
+        return p.astype(dtype)
+
+    # -- layout --------------------------------------------------------------
+    @staticmethod
+    def float_reshape(p, shape):
+        return p.reshape(shape)
+
+    @staticmethod
+    def float_swap_dims(p, d1, d2):
+        return np.swapaxes(p, d1, d2)
+
+    @staticmethod
+    def float_permute(p, axes):
+        return np.transpose(p, axes)
+
+    @staticmethod
+    def float_expand(p, shape):
+        return np.broadcast_to(p, shape)
+
+    @staticmethod
+    def float_slice(p, ranges):
+        return p[ranges]
+
+    float_slice_assign = staticmethod(_slice_assign)
+
+    @staticmethod
+    def float_cat(ps, dim):
+        return np.concatenate(ps, axis=dim)
+
+    # -- indexing ------------------------------------------------------------
+    float_gather = staticmethod(_gather)
+    float_scatter = staticmethod(_scatter)
+
+    @staticmethod
+    def float_select(p, dim, indices):
+        return np.take(p, indices, axis=dim)
+
+    float_select_assign = staticmethod(_select_assign)
+    float_mask_where = staticmethod(_mask_where)
+    float_mask_fill = staticmethod(_mask_fill)
+
+    # -- arithmetic ----------------------------------------------------------
+    float_add = staticmethod(np.add)
+    float_sub = staticmethod(np.subtract)
+    float_mul = staticmethod(np.multiply)
+    float_div = staticmethod(np.divide)
+    float_powf = staticmethod(np.power)
+
+    @staticmethod
+    def float_add_scalar(p, s):
+        return p + s
+
+    @staticmethod
+    def float_sub_scalar(p, s):
+        return p - s
+
+    @staticmethod
+    def float_mul_scalar(p, s):
+        return p * s
+
+    @staticmethod
+    def float_div_scalar(p, s):
+        return p / s
+
+    @staticmethod
+    def float_powf_scalar(p, s):
+        if s == 2.0:
+            return p * p
+        return np.power(p, np.asarray(s, dtype=p.dtype))
+
+    float_neg = staticmethod(np.negative)
+    float_abs = staticmethod(np.abs)
+    float_clamp = staticmethod(_clamp)
+
+    # -- unary math ------------------------------------------------------------
+    float_exp = staticmethod(np.exp)
+    float_log = staticmethod(np.log)
+    float_log1p = staticmethod(np.log1p)
+    float_erf = staticmethod(np_erf)
+    float_sqrt = staticmethod(np.sqrt)
+
+    @staticmethod
+    def float_recip(p):
+        return np.reciprocal(p)
+
+    float_cos = staticmethod(np.cos)
+    float_sin = staticmethod(np.sin)
+    float_tanh = staticmethod(np.tanh)
+
+    # -- comparison ----------------------------------------------------------
+    float_equal = staticmethod(np.equal)
+    float_greater = staticmethod(np.greater)
+    float_greater_equal = staticmethod(np.greater_equal)
+    float_lower = staticmethod(np.less)
+    float_lower_equal = staticmethod(np.less_equal)
+    float_equal_elem = staticmethod(np.equal)
+    float_greater_elem = staticmethod(np.greater)
+    float_greater_equal_elem = staticmethod(np.greater_equal)
+    float_lower_elem = staticmethod(np.less)
+    float_lower_equal_elem = staticmethod(np.less_equal)
+
+    # -- reductions ----------------------------------------------------------
+    float_sum = staticmethod(_full_reduce(np.sum))
+    float_max = staticmethod(_full_reduce(np.max))
+    float_min = staticmethod(_full_reduce(np.min))
+
+    @staticmethod
+    def float_sum_dim(p, dim):
+        return np.sum(p, axis=dim, keepdims=True)
+
+    @staticmethod
+    def float_mean_dim(p, dim):
+        return np.mean(p, axis=dim, keepdims=True)
+
+    @staticmethod
+    def float_max_dim(p, dim):
+        return np.max(p, axis=dim, keepdims=True)
+
+    @staticmethod
+    def float_min_dim(p, dim):
+        return np.min(p, axis=dim, keepdims=True)
+
+    @staticmethod
+    def float_argmax(p, dim):
+        return np.expand_dims(np.argmax(p, axis=dim), dim).astype(np.int64, copy=False)
+
+    @staticmethod
+    def float_argmin(p, dim):
+        return np.expand_dims(np.argmin(p, axis=dim), dim).astype(np.int64, copy=False)
+
+    # -- linear algebra and conversion -------------------------------------------
+    float_matmul = staticmethod(np.matmul)
+
+    @staticmethod
+    def float_into_int(p):
+        return p.astype(np.int64)
+
+    # -- Int: the same NumPy calls, int64 primitives -----------------------------
+    @staticmethod
+    def int_from_data(array, device):
+        return np.array(array, dtype=np.int64, copy=True)
+
+    int_into_data = float_into_data
+
+    @staticmethod
+    def int_empty(shape, device):
+        return np.empty(shape, dtype=np.int64)
+
+    @staticmethod
+    def int_full(shape, value, device):
+        return np.full(shape, value, dtype=np.int64)
+
+    int_shape = float_shape
+    int_device = float_device
+    int_to_device = float_to_device
+    int_dtype = float_dtype
+    int_reshape = float_reshape
+    int_swap_dims = float_swap_dims
+    int_permute = float_permute
+    int_expand = float_expand
+    int_slice = float_slice
+    int_slice_assign = float_slice_assign
+    int_cat = float_cat
+    int_gather = float_gather
+    int_scatter = float_scatter
+    int_select = float_select
+    int_select_assign = float_select_assign
+    int_mask_where = float_mask_where
+    int_mask_fill = float_mask_fill
+    int_add = float_add
+    int_sub = float_sub
+    int_mul = float_mul
+    int_div = staticmethod(_int_div)
+    int_add_scalar = float_add_scalar
+    int_sub_scalar = float_sub_scalar
+    int_mul_scalar = float_mul_scalar
+
+    @staticmethod
+    def int_div_scalar(p, s):
+        return _int_div(p, np.int64(s))
+
+    int_neg = float_neg
+    int_abs = float_abs
+    int_clamp = float_clamp
+    int_equal = float_equal
+    int_greater = float_greater
+    int_greater_equal = float_greater_equal
+    int_lower = float_lower
+    int_lower_equal = float_lower_equal
+    int_equal_elem = float_equal_elem
+    int_greater_elem = float_greater_elem
+    int_greater_equal_elem = float_greater_equal_elem
+    int_lower_elem = float_lower_elem
+    int_lower_equal_elem = float_lower_equal_elem
+    int_sum = float_sum
+    int_sum_dim = float_sum_dim
+    int_max = float_max
+    int_min = float_min
+    int_max_dim = float_max_dim
+    int_min_dim = float_min_dim
+    int_argmax = float_argmax
+    int_argmin = float_argmin
+
+    @staticmethod
+    def int_into_float(p):
+        return p.astype(np.float32)
+
+    @staticmethod
+    def int_arange(start, end, step, device):
+        return np.arange(start, end, step, dtype=np.int64)
+
+    # -- Bool ------------------------------------------------------------------
+    @staticmethod
+    def bool_from_data(array, device):
+        return np.array(array, dtype=np.bool_, copy=True)
+
+    bool_into_data = float_into_data
+
+    @staticmethod
+    def bool_empty(shape, device):
+        return np.zeros(shape, dtype=np.bool_)
+
+    bool_shape = float_shape
+    bool_device = float_device
+    bool_to_device = float_to_device
+    bool_reshape = float_reshape
+    bool_swap_dims = float_swap_dims
+    bool_permute = float_permute
+    bool_expand = float_expand
+    bool_slice = float_slice
+    bool_slice_assign = float_slice_assign
+    bool_cat = float_cat
+    bool_select = float_select
+    bool_mask_where = float_mask_where
+    bool_equal = float_equal
+    bool_not = staticmethod(np.logical_not)
+    bool_and = staticmethod(np.logical_and)
+    bool_or = staticmethod(np.logical_or)
+
+    @staticmethod
+    def bool_into_int(p):
+        return p.astype(np.int64)
+
+    @staticmethod
+    def bool_into_float(p):
+        return p.astype(np.float32)

@@ -1,0 +1,9 @@
+"""Tensors: `Tensor[B, D, K]`, its data, kinds, distributions and activations."""
+
+from .data import Shape, TensorData
+from .distribution import Distribution
+from .kind import Bool, DType, Float, Int
+from .tensor import Tensor
+from . import activation
+
+__all__ = ["Tensor", "TensorData", "Shape", "Distribution", "Float", "Int", "Bool", "DType", "activation"]
