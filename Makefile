@@ -1,0 +1,51 @@
+# burnbook: `make lab` opens the book, `make test` checks everything, `make bench` measures.
+# Every target installs what it needs into .venv first, so a fresh clone needs nothing else.
+
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip
+
+# Offline machines (CI included) read MNIST from a data folder; ../shared/data when it exists.
+SHARED_DATA := $(abspath $(wildcard ../shared/data))
+export BURNBOOK_DATA ?= $(SHARED_DATA)
+export TI_LOG_LEVEL ?= warn
+export PYTHONHASHSEED := 0
+
+.PHONY: lab test test-python test-notebooks bench install install-test clean
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+
+# The package with its notebook extras (what a reader needs).
+$(VENV)/.installed: pyproject.toml | $(VENV)/bin/python
+	$(PIP) install -q -e ".[notebook]"
+	touch $@
+
+# Test-only extras; torch 2.13.0 is the CPU build, used as an independent oracle.
+$(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
+	$(PIP) install -q "torch==2.13.0"
+	$(PIP) install -q -e ".[notebook,dev,onnx]"
+	touch $@
+
+install: $(VENV)/.installed
+install-test: $(VENV)/.installed-test
+
+lab: install
+	$(VENV)/bin/jupyter lab notebooks/
+
+test: install-test test-python test-notebooks
+
+test-python: install-test
+	$(PY) -m pytest -n 2 --dist loadfile tests
+
+test-notebooks: install-test
+	$(PY) -m pytest -p no:cacheprovider --nbval --nbval-current-env \
+		--nbval-sanitize-with notebooks/sanitize.cfg --durations=0 notebooks/
+
+bench: install-test
+	$(PY) benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache
