@@ -1,0 +1,219 @@
+"""`Module`: Burn's `#[derive(Module)]` as a Python base class.
+
+A subclass declares its fields by annotation and gets a keyword constructor
+(positional too, in declaration order). Fields hold sub-modules, `Param`s,
+lists or tuples of modules, and constants (plain tensors, numbers, activation
+objects), which are carried along but neither trained nor recorded. Modules
+are values: `map`, `to_device`, `no_grad`, `valid` and optimizer steps return
+new modules and leave the original as it was.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Callable, Iterator
+
+from .param import Param
+
+
+class Module:
+    """Base class of every model and layer; see the "Module" chapter."""
+
+    _fields: tuple[str, ...] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        fields: list[str] = []
+        for klass in reversed(cls.__mro__):
+            for name in getattr(klass, "__annotations__", {}):
+                if not name.startswith("_") and name not in fields and klass is not Module:
+                    fields.append(name)
+        cls._fields = tuple(fields)
+        if "__init__" not in cls.__dict__:
+            cls.__init__ = _field_init  # type: ignore[method-assign]
+
+    # -- structure ------------------------------------------------------------------
+    def children(self) -> Iterator[tuple[str, Any]]:
+        """(name, value) of every declared field, in declaration order."""
+        for name in self._fields:
+            yield name, getattr(self, name, None)
+
+    def named_params(self, prefix: str = "") -> Iterator[tuple[str, Param]]:
+        """(path, Param) of every parameter, depth first: `("conv1.weight", p)`."""
+        for name, value in self.children():
+            path = f"{prefix}{name}"
+            yield from _params_in(value, path)
+
+    def params(self) -> list[Param]:
+        return [p for _, p in self.named_params()]
+
+    def num_params(self) -> int:
+        """The number of scalar values in every parameter."""
+        return sum(p.val().num_elements() for p in self.params())
+
+    def devices(self) -> list:
+        out: list = []
+        for p in self.params():
+            d = p.val().device()
+            if d not in out:
+                out.append(d)
+        return out
+
+    # -- visiting and mapping ----------------------------------------------------------
+    def visit(self, visitor: Any) -> None:
+        """Call `visitor.visit_float(id, tensor)` (or `visit_int`/`visit_bool`)
+        for every parameter (Burn's `ModuleVisitor`)."""
+        for _, p in self.named_params():
+            getattr(visitor, "visit_" + p.val()._K.prefix)(p.id, p.val())
+
+    def map(self, mapper: Any) -> "Module":
+        """A new module whose parameters are `mapper.map_float(id, tensor)`
+        (or `map_int`/`map_bool`), ids kept (Burn's `ModuleMapper`)."""
+        return self.map_params(lambda path, p: p.with_value(getattr(mapper, "map_" + p.val()._K.prefix)(p.id, p.val())))
+
+    def map_params(self, fn: Callable[[str, Param], Param]) -> "Module":
+        """A new module with every `Param` replaced by `fn(path, param)`."""
+        return _map_value(self, "", fn)
+
+    # -- devices and autodiff -------------------------------------------------------
+    def to_device(self, device: Any) -> "Module":
+        return self.map_params(lambda _, p: p.with_value(p.val().to_device(device)))
+
+    def fork(self, device: Any) -> "Module":
+        """Move to `device`, keeping each parameter's gradient tracking."""
+        return self.to_device(device)
+
+    def no_grad(self) -> "Module":
+        """The same module with no parameter tracked by autodiff."""
+        return self.map_params(lambda _, p: Param(p.val(), p.id, require_grad=False))
+
+    def valid(self) -> "Module":
+        """The module on the inner backend, outside autodiff (Burn's `valid()`),
+        for validation and inference; layers such as Dropout switch to eval."""
+        def inner(_: str, p: Param) -> Param:
+            t = p.val()
+            return Param(t.inner() if t._B.is_autodiff else t, p.id, require_grad=False)
+
+        return _map_value(self, "", inner, constants=_inner_constant)
+
+    def clone(self) -> "Module":
+        """A copy sharing the (immutable) parameter tensors."""
+        return self.map_params(lambda _, p: Param(p.val(), p.id, p.is_require_grad()))
+
+    # -- records ---------------------------------------------------------------------
+    def into_record(self):
+        """The parameters as a nested `Record` (`record.conv1.weight`)."""
+        from .record import module_to_record
+
+        return module_to_record(self)
+
+    def load_record(self, record) -> "Module":
+        """A new module holding the record's values; every missing, unexpected
+        or mis-shaped entry is named in one `RecordError`."""
+        from .record import module_from_record
+
+        return module_from_record(self, record)
+
+    def save_file(self, path, recorder=None):
+        """Save the record with `recorder` (default: `DefaultFileRecorder`, named MessagePack `.mpk`, full precision);
+        the recorder adds the file extension. Returns the path written."""
+        from burnbook.record import DefaultFileRecorder
+
+        recorder = recorder if recorder is not None else DefaultFileRecorder()
+        return recorder.record(self.into_record(), path)
+
+    def load_file(self, path, recorder=None, device: Any = None) -> "Module":
+        from burnbook.record import DefaultFileRecorder
+
+        recorder = recorder if recorder is not None else DefaultFileRecorder()
+        module = self.load_record(recorder.load(path))
+        return module if device is None else module.to_device(device)
+
+    # -- display ---------------------------------------------------------------------
+    def extra_repr(self) -> dict:
+        """Settings shown in the printed form (override in layers)."""
+        return {}
+
+    def __repr__(self) -> str:
+        return _module_repr(self, 0)
+
+
+def _field_init(self: Module, *args: Any, **kwargs: Any) -> None:
+    cls = type(self)
+    if len(args) > len(cls._fields):
+        raise TypeError(f"{cls.__name__}() takes {len(cls._fields)} fields, got {len(args)} positional values")
+    values = dict(zip(cls._fields, args))
+    for key, value in kwargs.items():
+        if key not in cls._fields:
+            raise TypeError(f"{cls.__name__}() has no field {key!r}; its fields are {list(cls._fields)}")
+        if key in values:
+            raise TypeError(f"{cls.__name__}() got field {key!r} twice")
+        values[key] = value
+    missing = [f for f in cls._fields if f not in values and not hasattr(cls, f)]
+    if missing:
+        raise TypeError(f"{cls.__name__}() is missing field(s) {missing}")
+    for name in cls._fields:
+        if name in values:
+            object.__setattr__(self, name, values[name])
+        else:
+            object.__setattr__(self, name, copy.copy(getattr(cls, name)))
+
+
+def _params_in(value: Any, path: str) -> Iterator[tuple[str, Param]]:
+    if isinstance(value, Param):
+        yield path, value
+    elif isinstance(value, Module):
+        yield from value.named_params(path + ".")
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            yield from _params_in(item, f"{path}.{i}")
+
+
+def _inner_constant(value: Any) -> Any:
+    from burnbook.tensor.core import TensorBase
+
+    if isinstance(value, TensorBase) and value._B.is_autodiff:
+        return value.inner()
+    return value
+
+
+def _map_value(value: Any, path: str, fn: Callable, constants: Callable | None = None) -> Any:
+    if isinstance(value, Param):
+        return fn(path, value)
+    if isinstance(value, Module):
+        new = copy.copy(value)
+        prefix = f"{path}." if path else ""
+        for name, child in value.children():
+            object.__setattr__(new, name, _map_value(child, prefix + name, fn, constants))
+        return new
+    if isinstance(value, (list, tuple)) and any(isinstance(v, (Module, Param)) for v in value):
+        items = [_map_value(v, f"{path}.{i}", fn, constants) for i, v in enumerate(value)]
+        return type(value)(items)
+    return constants(value) if constants is not None else value
+
+
+def _module_repr(module: Module, depth: int) -> str:
+    pad = "  " * (depth + 1)
+    lines = [f"{type(module).__name__} {{"]
+    simple = True
+    for name, value in module.children():
+        if isinstance(value, Module):
+            lines.append(f"{pad}{name}: {_module_repr(value, depth + 1)}")
+            simple = False
+        elif isinstance(value, (list, tuple)) and value and all(isinstance(v, Module) for v in value):
+            inner = ", ".join(_module_repr(v, depth + 1) for v in value)
+            lines.append(f"{pad}{name}: [{inner}]")
+            simple = False
+        elif isinstance(value, Param):
+            lines.append(f"{pad}{name}: {value.val().dims()}")
+    settings = ", ".join(f"{k}: {v}" for k, v in module.extra_repr().items())
+    n = module.num_params()
+    if simple:
+        parts = [settings] if settings else []
+        parts.append(f"params: {n}")
+        return f"{type(module).__name__} {{{', '.join(parts)}}}"
+    if settings:
+        lines.append(f"{pad}{settings}")
+    lines.append(f"{pad}params: {n}")
+    lines.append("  " * depth + "}")
+    return "\n".join(lines)

@@ -1,0 +1,71 @@
+"""`Param` and `ParamId`: a module's trainable tensors and their stable ids."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+
+class ParamId:
+    """A parameter's identity, kept across optimizer steps and records, so
+    gradients and optimizer state can follow a parameter (Burn's `ParamId`)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: str | None = None) -> None:
+        self.value = value if value is not None else os.urandom(8).hex()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ParamId) and other.value == self.value
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __repr__(self) -> str:
+        return f"ParamId({self.value!r})"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Param:
+    """A trainable tensor with its `ParamId`.
+
+    On an autodiff backend the tensor is tracked (`require_grad`) unless the
+    module was made with `no_grad()`. `param.val()` gives the tensor to use
+    in `forward`; attribute access falls through to it (`param.dims()`).
+    """
+
+    __slots__ = ("id", "_value", "_require_grad")
+
+    def __init__(self, tensor: Any, id: ParamId | None = None, require_grad: bool = True) -> None:  # noqa: A002
+        self.id = id if id is not None else ParamId()
+        self._require_grad = require_grad
+        self._value = tensor.set_require_grad(require_grad) if _is_float(tensor) else tensor
+
+    @classmethod
+    def from_tensor(cls, tensor: Any) -> "Param":
+        return cls(tensor)
+
+    def val(self) -> Any:
+        """The tensor."""
+        return self._value
+
+    def is_require_grad(self) -> bool:
+        return self._require_grad
+
+    def with_value(self, tensor: Any) -> "Param":
+        """The same parameter (id and grad setting) holding another tensor."""
+        return Param(tensor, self.id, self._require_grad)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._value, name)
+
+    def __repr__(self) -> str:
+        return f"Param(id={self.id.value}, shape={self._value.dims()}, dtype={self._value.dtype})"
+
+
+def _is_float(tensor: Any) -> bool:
+    from burnbook.tensor import Float
+
+    return getattr(tensor, "_K", None) is Float
