@@ -115,8 +115,9 @@ class Module:
         return module_from_record(self, record)
 
     def save_file(self, path, recorder=None):
-        """Save the record with `recorder` (default: `DefaultFileRecorder`, named MessagePack `.mpk`, full precision);
-        the recorder adds the file extension. Returns the path written."""
+        """Save the record with `recorder` (default: `DefaultFileRecorder`,
+        named MessagePack `.mpk`, full precision); the recorder adds the file
+        extension. Returns the path written."""
         from burnbook.record import DefaultFileRecorder
 
         recorder = recorder if recorder is not None else DefaultFileRecorder()
