@@ -10,6 +10,8 @@ normalised every argument. So a backend may assume:
 - `shape` arguments are tuples of non-negative ints;
 - `ranges` are tuples of Python `slice` objects with int start/stop/step
   already resolved against the shape (`slice.indices`), one per leading dim;
+  stop is None (never -1) when a negative step runs past index 0, so each
+  slice indexes a NumPy array as it is;
 - binary tensor ops get operands of the same rank; sizes broadcast where one
   side is 1 (the backend raises `ValueError` when they do not);
 - reductions keep the rank (`sum_dim` leaves size 1 at `dim`); full
@@ -157,6 +159,11 @@ class Backend:
     Device: ClassVar[type]
     InnerBackend: ClassVar[type]
     is_autodiff: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if "InnerBackend" not in cls.__dict__:
+            cls.InnerBackend = cls  # a plain backend is its own inner backend
 
     @classmethod
     def name(cls) -> str:

@@ -98,6 +98,18 @@ def _gather(dim, p, indices):
     return np.take_along_axis(p, indices, axis=dim)
 
 
+def _via_f64(fn):
+    """`fn` evaluated in f64 and rounded back for f32/f16 arrays: NumPy's own
+    f32 transcendentals (SIMD) are often 1 ulp off the correctly rounded value
+    that Rust's libm, and so Burn's printed output, gives."""
+    def op(p):
+        if p.dtype == np.float64:
+            return fn(p)
+        return fn(p.astype(np.float64)).astype(p.dtype)
+
+    return op
+
+
 def _full_reduce(fn):
     return lambda p: fn(p, keepdims=False).reshape(1).astype(p.dtype, copy=False)
 
@@ -237,9 +249,9 @@ class NdArray(Backend):
     float_clamp = staticmethod(_clamp)
 
     # -- unary math ------------------------------------------------------------
-    float_exp = staticmethod(np.exp)
-    float_log = staticmethod(np.log)
-    float_log1p = staticmethod(np.log1p)
+    float_exp = staticmethod(_via_f64(np.exp))
+    float_log = staticmethod(_via_f64(np.log))
+    float_log1p = staticmethod(_via_f64(np.log1p))
     float_erf = staticmethod(np_erf)
     float_sqrt = staticmethod(np.sqrt)
 
@@ -247,9 +259,9 @@ class NdArray(Backend):
     def float_recip(p):
         return np.reciprocal(p)
 
-    float_cos = staticmethod(np.cos)
-    float_sin = staticmethod(np.sin)
-    float_tanh = staticmethod(np.tanh)
+    float_cos = staticmethod(_via_f64(np.cos))
+    float_sin = staticmethod(_via_f64(np.sin))
+    float_tanh = staticmethod(_via_f64(np.tanh))
 
     # -- comparison ----------------------------------------------------------
     float_equal = staticmethod(np.equal)

@@ -9,8 +9,8 @@ from .tensor import Tensor
 
 
 def relu(t: Tensor) -> Tensor:
-    """max(x, 0)."""
-    return t.clamp_min(0.0)
+    """max(x, 0); the gradient at exactly 0 is 0, as in Burn and PyTorch."""
+    return t.mask_fill(t.lower_equal_elem(0.0), 0.0)
 
 
 def leaky_relu(t: Tensor, negative_slope: float = 0.01) -> Tensor:
@@ -54,19 +54,19 @@ def mish(t: Tensor) -> Tensor:
 
 def softmax(t: Tensor, dim: int) -> Tensor:
     """e^x / sum(e^x) along `dim`, shifted by the max for stability."""
-    shifted = t.sub(t.max_dim(dim).detach())
+    shifted = t.sub(t.detach().max_dim(dim))
     e = shifted.exp()
     return e.div(e.sum_dim(dim))
 
 
 def log_softmax(t: Tensor, dim: int) -> Tensor:
-    shifted = t.sub(t.max_dim(dim).detach())
+    shifted = t.sub(t.detach().max_dim(dim))
     return shifted.sub(shifted.exp().sum_dim(dim).log())
 
 
 def quiet_softmax(t: Tensor, dim: int) -> Tensor:
     """e^x / (1 + sum(e^x)): lets a row attend to nothing (Burn's quiet_softmax)."""
-    m = t.max_dim(dim).detach()
+    m = t.detach().max_dim(dim)
     e = t.sub(m).exp()
     return e.div(e.sum_dim(dim).add(m.neg().exp()))
 

@@ -357,6 +357,11 @@ class TensorBase:
     def kind(self) -> type:
         return self._K
 
+    @property
+    def backend(self) -> type:
+        """The backend class this tensor runs on (`NdArray`, `Autodiff[NdArray]`)."""
+        return self._B
+
     def to_device(self, device):
         return self._like(self._ops.to_device(self._p, device))
 

@@ -171,27 +171,36 @@ class FloatOps:
             )
         self._require_float(op)
 
-    def backward(self, create_graph: bool = False):
-        """Gradients of this tensor w.r.t. every tracked leaf (ones seed, as Burn)."""
+    def backward(self, create_graph: bool = False, retain_graph: bool | None = None):
+        """Gradients of this tensor w.r.t. every tracked leaf (ones seed, as Burn).
+
+        `create_graph=True` records the backward pass itself, so the returned
+        gradients can be differentiated again (PyTorch's double backward).
+        `retain_graph=True` keeps every node's saved state for another pass.
+        """
         self._need_autodiff("backward")
-        if create_graph:
-            return self._B.float_backward(self._p, create_graph=True)
+        if create_graph or retain_graph is not None:
+            return self._B.float_backward(self._p, create_graph=create_graph, retain_graph=retain_graph)
         return self._B.float_backward(self._p)
 
     def _inner_type(self, kind=None):
         return type(self)._specialise(self._B.InnerBackend, self._D, kind or self._K)
 
+    def _grad_type(self, grads):
+        # Gradients made with create_graph=True are themselves tracked.
+        return type(self) if getattr(grads, "create_graph", False) else self._inner_type()
+
     def grad(self, grads):
         """This tensor's gradient in `grads` on the inner backend, or None."""
         self._need_autodiff("grad")
         p = self._B.float_grad(self._p, grads)
-        return None if p is None else self._inner_type()._wrap(p)
+        return None if p is None else self._grad_type(grads)._wrap(p)
 
     def grad_remove(self, grads):
         """Pop this tensor's gradient from `grads` (inner backend), or None."""
         self._need_autodiff("grad_remove")
         p = self._B.float_grad_remove(self._p, grads)
-        return None if p is None else self._inner_type()._wrap(p)
+        return None if p is None else self._grad_type(grads)._wrap(p)
 
     def grad_replace(self, grads, grad) -> None:
         self._need_autodiff("grad_replace")

@@ -8,15 +8,22 @@ from typing import Sequence
 from .core import TensorBase
 
 
+def _resolved(r: slice, size: int) -> slice:
+    # `slice.indices` gives stop -1 for a negative step that runs past index
+    # 0; as an index that -1 would mean the last element, so it becomes None.
+    start, stop, step = r.indices(size)
+    return slice(start, None if stop < 0 else stop, step)
+
+
 def _resolve_range(r, size: int, dim: int, op: str) -> slice:
     """One slice range as a resolved `slice`: Python slices clamp like NumPy;
     Burn-style `(start, end)` pairs, `range`s and ints must lie in bounds."""
     if isinstance(r, slice):
-        return slice(*r.indices(size))
+        return _resolved(r, size)
     if isinstance(r, range):
         r = (r.start, r.stop) if r.step == 1 else slice(r.start, r.stop, r.step)
         if isinstance(r, slice):
-            return slice(*r.indices(size))
+            return _resolved(r, size)
     if isinstance(r, tuple) and len(r) == 2:
         start, end = (size if v is None else operator.index(v) for v in r)
         start = start + size if start < 0 else start
@@ -35,7 +42,7 @@ def _resolve_range(r, size: int, dim: int, op: str) -> slice:
 
 
 def _slice_len(s: slice) -> int:
-    return len(range(s.start, s.stop, s.step))
+    return len(range(s.start, -1 if s.stop is None else s.stop, s.step))
 
 
 class LayoutOps:
@@ -85,7 +92,7 @@ class LayoutOps:
     def narrow(self, dim: int, start: int, length: int):
         d = self._dim(dim, "narrow")
         ranges = [slice(None)] * d + [(start, start + length)]
-        return self.slice(ranges)
+        return self._like(self._ops.slice(self._p, self._ranges(ranges, "narrow")))
 
     def chunk(self, num_chunks: int, dim: int = 0) -> list:
         """Split into at most `num_chunks` pieces along `dim` (PyTorch sizes)."""
@@ -97,12 +104,15 @@ class LayoutOps:
         return [self.narrow(d, s, min(step, size - s)) for s in range(0, size, step)] or [self]
 
     def reshape(self, shape: Sequence[int]):
-        """The same values in `shape`; -1 infers one size, 0 keeps the size."""
+        """The same values in `shape`; -1 infers one size, 0 keeps the size
+        at that position (Burn), except in a tensor with no elements, where
+        0 is a zero-size dim (so [0, 3] reshapes to [3, 0])."""
         dims = self.dims()
-        shape = [dims[i] if s == 0 else int(s) for i, s in enumerate(shape)]
+        total = self.num_elements()
+        keep = total > 0
+        shape = [dims[i] if s == 0 and keep and i < len(dims) else int(s) for i, s in enumerate(shape)]
         if shape.count(-1) > 1:
             raise ValueError(f"reshape: only one -1 allowed in {shape}")
-        total = self.num_elements()
         if -1 in shape:
             known = 1
             for s in shape:

@@ -1,0 +1,19 @@
+"""Automatic differentiation: the `Autodiff[B]` backend decorator (Burn's
+`burn-autodiff`), its graph, the `Gradients` container, the op-extension API
+and a finite-difference gradient checker.
+
+    from burnbook.autodiff import Autodiff, Gradients
+    B = Autodiff[NdArray]          # backend name "autodiff<ndarray>"
+"""
+
+from .backend import Autodiff
+from .check import GradCheckError, GradCheckResult, check_grad
+from .extension import Backward, CustomOp, Ops, Tracked, Untracked
+from .gradients import Gradients
+from .graph import AutodiffTensor, Node, edges_of, keep_values, nodes_of
+
+__all__ = [
+    "Autodiff", "AutodiffTensor", "Backward", "CustomOp", "GradCheckError",
+    "GradCheckResult", "Gradients", "Node", "Ops", "Tracked", "Untracked",
+    "check_grad", "edges_of", "keep_values", "nodes_of",
+]

@@ -1,0 +1,62 @@
+"""Unary math: exp, log, log1p, erf, sqrt, recip, cos, sin, tanh.
+
+Where the derivative is a function of the output (exp, sqrt, recip, tanh) the
+output is saved instead of recomputed.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ._spec import unary
+
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+@unary("exp", save_out=True)
+def exp(F, g, n, x, out):
+    return F.float_mul(g, out)
+
+
+@unary("log", save_x=True)
+def log(F, g, n, x, out):
+    return F.float_div(g, x)
+
+
+@unary("log1p", save_x=True)
+def log1p(F, g, n, x, out):
+    return F.float_div(g, F.float_add_scalar(x, 1.0))
+
+
+@unary("erf", save_x=True)
+def erf(F, g, n, x, out):
+    # d erf(x)/dx = 2/sqrt(pi) * exp(-x^2)
+    d = F.float_mul_scalar(F.float_exp(F.float_neg(F.float_mul(x, x))), _TWO_OVER_SQRT_PI)
+    return F.float_mul(g, d)
+
+
+@unary("sqrt", save_out=True)
+def sqrt(F, g, n, x, out):
+    return F.float_div(F.float_mul_scalar(g, 0.5), out)
+
+
+@unary("recip", save_out=True)
+def recip(F, g, n, x, out):
+    # d(1/x)/dx = -1/x^2 = -out^2
+    return F.float_neg(F.float_mul(g, F.float_mul(out, out)))
+
+
+@unary("cos", save_x=True)
+def cos(F, g, n, x, out):
+    return F.float_neg(F.float_mul(g, F.float_sin(x)))
+
+
+@unary("sin", save_x=True)
+def sin(F, g, n, x, out):
+    return F.float_mul(g, F.float_cos(x))
+
+
+@unary("tanh", save_out=True)
+def tanh(F, g, n, x, out):
+    # d tanh(x)/dx = 1 - tanh(x)^2
+    return F.float_mul(g, F.float_add_scalar(F.float_neg(F.float_mul(out, out)), 1.0))

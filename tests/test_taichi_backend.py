@@ -1,0 +1,766 @@
+"""Taichi-specific tests: devices and the one-runtime rule, kernel caching, and
+every op of the protocol against the NdArray reference on random shapes,
+broadcasting, non-contiguous views (permute, swap_dims, negative-step
+slices, expand), zero-size dims and NaN/inf.
+
+Tests that start Taichi on another arch, or probe the environment, run in a
+subprocess, because a process runs one Taichi runtime for good.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+import numpy as np
+import pytest
+import taichi as ti
+
+import burnbook.backend.taichi as tb
+
+from burnbook.backend.base import ALL_OPS
+from burnbook.backend.ndarray import NdArray as N
+from burnbook.backend.taichi import Taichi as T
+from burnbook.backend.taichi import TaichiDevice, TaichiTensor, kernel_stats
+from burnbook.tensor.distribution import Distribution
+
+DEV = TaichiDevice.cpu()
+RNG = np.random.default_rng(1234)
+
+
+def run_py(code: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run `code` in a fresh Python process (from a file: Taichi reads kernel source)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "snippet.py")
+        with open(path, "w") as f:
+            f.write(textwrap.dedent(code))
+        return subprocess.run([sys.executable, path], capture_output=True, text=True,
+                              env=dict(os.environ, **(env or {})), timeout=120)
+
+
+def _gpu_kind() -> str | None:
+    """A GPU arch Taichi can start here, probed in a subprocess (None on CI)."""
+    code = """
+        from burnbook.backend.taichi import TaichiDevice
+        print("KIND=" + TaichiDevice.best_available().kind)
+    """
+    out = run_py(code).stdout
+    kind = out.split("KIND=")[-1].strip() if "KIND=" in out else "cpu"
+    return None if kind == "cpu" else kind
+
+
+
+
+def t(arr) -> TaichiTensor:
+    """A Taichi primitive; Python float lists become f32."""
+    return _from(T, np.asarray(arr, dtype=np.float32) if isinstance(arr, list) else np.asarray(arr))
+
+
+# -- devices and the one-runtime rule ---------------------------------------------------
+def test_device_constructors_repr_and_equality() -> None:
+    cpu = TaichiDevice.cpu()
+    assert cpu == TaichiDevice.cpu() and hash(cpu) == hash(TaichiDevice.cpu())
+    assert repr(cpu) in ("Cpu(x64)", "Cpu(arm64)") or repr(cpu).startswith("Cpu(")
+    assert repr(TaichiDevice.cuda()) == "Cuda(0)" and repr(TaichiDevice.cuda(1)) == "Cuda(1)"
+    assert repr(TaichiDevice.vulkan()) == "Vulkan" and repr(TaichiDevice.metal()) == "Metal"
+    assert TaichiDevice.cuda(0) != TaichiDevice.cuda(1) and TaichiDevice.vulkan() != cpu
+    assert len({cpu, TaichiDevice.cpu(), TaichiDevice.cuda(), TaichiDevice.cuda(0)}) == 2
+    with pytest.raises(ValueError, match="unknown kind"):
+        TaichiDevice("tpu")
+    assert T.name() == "taichi" and T.Device is TaichiDevice and T.InnerBackend is T
+
+
+def test_runtime_starts_lazily_and_quietly() -> None:
+    out = run_py("""
+        import numpy as np
+        from taichi.lang import impl
+        from burnbook.backend.taichi import Taichi, TaichiDevice, running_device
+        assert impl.get_runtime().prog is None and running_device() is None, "started at import"
+        d = Taichi.default_device()
+        assert impl.get_runtime().prog is None, "started by default_device()"
+        p = Taichi.float_from_data(np.arange(3, dtype=np.float32), d)
+        print("RUNNING", running_device(), impl.current_cfg().offline_cache, Taichi.float_into_data(p))
+    """)
+    assert out.returncode == 0, out.stderr
+    assert "RUNNING Cpu(" in out.stdout and "True [0. 1. 2.]" in out.stdout
+    assert "Starting on arch" not in out.stdout + out.stderr
+
+
+def test_another_arch_after_start_raises() -> None:
+    p = t([1.0, 2.0])
+    for other in (TaichiDevice.cuda(), TaichiDevice.vulkan(), TaichiDevice.metal()):
+        with pytest.raises(RuntimeError, match=r"already runs Taichi on Cpu\(.*new Python process"):
+            T.float_from_data(np.ones(2, np.float32), other)
+        with pytest.raises(RuntimeError, match="already runs Taichi"):
+            T.float_to_device(p, other)
+    same(T.float_to_device(p, TaichiDevice.cpu()), np.array([1.0, 2.0], np.float32))
+    with pytest.raises(ValueError, match="expected a TaichiDevice"):
+        T.float_from_data(np.ones(2, np.float32), "cpu")
+
+
+def test_default_device_from_environment() -> None:
+    code = "from burnbook.backend.taichi import Taichi; print('DEV', Taichi.default_device())"
+    assert "DEV Cpu(" in run_py(code, {"BURNBOOK_TAICHI_ARCH": "cpu"}).stdout
+    assert "DEV Cuda(1)" in run_py(code, {"BURNBOOK_TAICHI_ARCH": "cuda:1"}).stdout
+    bad = run_py(code, {"BURNBOOK_TAICHI_ARCH": "tpu"})
+    assert bad.returncode != 0 and "BURNBOOK_TAICHI_ARCH" in bad.stderr
+
+
+def test_unavailable_arch_is_a_clear_error_and_leaves_cpu_usable() -> None:
+    out = run_py("""
+        import numpy as np
+        from burnbook.backend.taichi import Taichi, TaichiDevice
+        from taichi._lib import core
+        if core.with_cuda():
+            print("HAS_CUDA")
+        else:
+            try:
+                Taichi.float_from_data(np.ones(2, np.float32), TaichiDevice.cuda())
+            except RuntimeError as e:
+                print("ERR", e)
+            p = Taichi.float_from_data(np.ones(2, np.float32), TaichiDevice.cpu())
+            print("OK", Taichi.float_into_data(Taichi.float_add(p, p)))
+    """)
+    assert out.returncode == 0, out.stderr
+    if "HAS_CUDA" not in out.stdout:
+        assert "ERR Taichi cannot start on Cuda(0)" in out.stdout and "OK [2. 2.]" in out.stdout
+
+
+def test_runtime_started_by_the_user_is_adopted() -> None:
+    out = run_py("""
+        import numpy as np, taichi as ti
+        ti.init(arch=ti.cpu)
+        from burnbook.backend.taichi import Taichi, TaichiDevice
+
+        @ti.kernel
+        def twice(x: ti.types.ndarray(), n: ti.i32):
+            for i in range(n):
+                x[i] = 2 * x[i]
+
+        p = Taichi.float_from_data(np.arange(3, dtype=np.float32), Taichi.default_device())
+        twice(p.buf, 3)  # a primitive's buffer is a real ti.ndarray
+        print("ADOPTED", TaichiDevice.best_available(), Taichi.float_into_data(p))
+    """)
+    assert out.returncode == 0, out.stderr
+    assert "ADOPTED Cpu(" in out.stdout and "[0. 2. 4.]" in out.stdout
+
+
+def test_best_available_without_gpu_is_cpu() -> None:
+    out = run_py("from burnbook.backend.taichi import TaichiDevice as D; print('BEST', D.best_available())")
+    assert out.returncode == 0, out.stderr
+    assert "BEST " in out.stdout and "Starting on arch" not in out.stdout
+
+
+# -- bad input ------------------------------------------------------------------------
+def test_different_devices_raise_value_error_naming_both() -> None:
+    a = t([1.0, 2.0])
+    b = TaichiTensor(a.buf, a.shape, a.strides, a.offset, a.dtype, TaichiDevice.cuda())
+    for op in ("float_add", "float_equal", "float_matmul"):
+        x, y = (T.float_reshape(a, (1, 2)), T.float_reshape(b, (2, 1))) if op == "float_matmul" else (a, b)
+        with pytest.raises(ValueError, match=r"Cpu\(.*\).*Cuda\(0\)"):
+            getattr(T, op)(x, y)
+    with pytest.raises(ValueError, match="Cuda"):
+        T.float_cat([a, b], 0)
+
+
+def test_shapes_that_do_not_broadcast_name_both() -> None:
+    a, b = t(np.ones((2, 3), np.float32)), t(np.ones((4, 3), np.float32))
+    for op in ("float_add", "float_lower", "float_powf"):
+        with pytest.raises(ValueError, match=r"\[2, 3\].*\[4, 3\]"):
+            getattr(T, op)(a, b)
+    with pytest.raises(ValueError, match=r"\[2, 3\].*\[4, 3\]"):
+        T.float_matmul(a, b)
+    with pytest.raises(ValueError, match="reshape"):
+        T.float_reshape(a, (4,))
+
+
+def test_out_of_range_indices_raise_index_error() -> None:
+    p = t(np.arange(6, dtype=np.float32).reshape(2, 3))
+    with pytest.raises(IndexError, match="out of range for dim 1 of size 3"):
+        T.float_select(p, 1, t(np.array([0, 3])))
+    with pytest.raises(IndexError):
+        T.float_select_assign(p, 0, t(np.array([-3])), t(np.ones((1, 3), np.float32)))
+    same(T.float_select(p, 1, t(np.array([-1, 0]))), np.array([[2, 0], [5, 3]], np.float32))
+
+
+def test_int_division_truncates_toward_zero() -> None:
+    a = t(np.array([7, -7, 7, -7, 5, np.iinfo(np.int64).min], np.int64))
+    b = t(np.array([2, 2, -2, -2, 0, -1], np.int64))
+    same(T.int_div(a, b), np.array([3, -3, -3, 3, 0, np.iinfo(np.int64).min]))
+    same(T.int_div_scalar(a, -2), np.array([-3, 3, -3, 3, -2, 2**62]))
+    with pytest.raises(TypeError, match="integer scalar"):
+        T.int_mul_scalar(a, 0.5)
+
+
+# -- dtypes, views, kernels ---------------------------------------------------------------
+def test_dtypes_on_the_device() -> None:
+    x = t(np.array([1.0, 2.5], np.float32))
+    assert T.float_dtype(x) == np.float32
+    for dt in (np.float16, np.float64):
+        c = T.float_cast(x, dt)
+        assert T.float_dtype(c) == dt and T.float_into_data(c).dtype == dt
+        assert T.float_dtype(T.float_exp(c)) == dt
+    assert T.int_dtype(t(np.array([1]))) == np.int64
+    m = T.float_greater_elem(x, 2.0)
+    assert T.bool_dtype(m) == np.bool_ and T.bool_into_data(m).dtype == np.bool_
+    assert m.buf.dtype == ti.u8  # stored as u8 0/1
+    same(T.float_sum(T.float_cast(x, np.float16)), np.array([3.5], np.float16))
+
+
+def test_layout_ops_are_views_sharing_the_buffer() -> None:
+    x = t(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+    before = kernel_stats()["launches"]
+    views = [T.float_permute(x, (2, 0, 1)), T.float_swap_dims(x, 0, 2), T.float_reshape(x, (6, 4)),
+             T.float_slice(x, (slice(1, None), slice(None, None, -2))),
+             T.float_expand(T.float_slice(x, (slice(0, 1),)), (5, 3, 4))]
+    assert all(v.buf is x.buf for v in views)
+    assert kernel_stats()["launches"] == before
+    assert not views[0].contiguous and T.float_reshape(views[0], (24,)).buf is not x.buf  # copies then
+
+
+def test_one_launch_per_op_and_no_new_kernels_for_new_shapes() -> None:
+    a = t(rand_float((3, 4)))
+    T.float_add(a, a), T.float_exp(a), T.float_sum_dim(a, 1)  # warm up (compile or load)
+    before = kernel_stats()
+    for shape in ((5,), (2, 3, 4), (2, 1, 3, 1, 2), (7, 2)):
+        x = pair(rand_float(shape), "permute").t
+        y = pair(rand_float(squeeze_some(shape)), "slice").t
+        T.float_add(x, y), T.float_exp(x), T.float_sum_dim(x, 0), T.float_mul_scalar(y, 3.0)
+    after = kernel_stats()
+    assert after["instances"] == before["instances"], "a new shape, rank or layout compiled a kernel"
+    n0 = kernel_stats()["launches"]
+    T.float_add(x, y)  # layout seen before: one kernel launch, no copies, no meta upload
+    assert kernel_stats()["launches"] == n0 + 1
+
+
+def test_zero_size_tensors_launch_nothing() -> None:
+    z = t(np.zeros((0, 3), np.float32))
+    n0 = kernel_stats()["launches"]
+    for r in (T.float_add(z, z), T.float_exp(z), T.float_sum_dim(z, 0), T.float_permute(z, (1, 0)),
+              T.float_matmul(T.float_permute(z, (1, 0)), z)):
+        assert r.buf is None or math.prod(r.shape)
+    same(T.float_sum_dim(z, 0), np.zeros((1, 3), np.float32))
+    assert T.float_into_data(z).shape == (0, 3)
+
+
+def test_matmul_kernel_selection_and_the_taichi_kernel() -> None:
+    assert tb.K.matmul.uses_blas()  # CPU arch: NumPy BLAS on the device buffers (see kernels/matmul.py)
+    policy = dict(tb.K.matmul._policy)
+    try:
+        tb.K.matmul._policy["blas"] = False  # the kernel GPU archs run
+        for ls, rs in (((5, 7), (7, 9)), ((2, 1, 3, 4), (1, 3, 4, 5)), ((1, 1), (1, 1))):
+            check("float_matmul", pair(rand_float(ls, False), "permute"), pair(rand_float(rs, False), "slice"),
+                  rtol=1e-4, atol=1e-5)
+        check("float_matmul", pair(rand_float((3, 4), False).astype(np.float64)),
+              pair(rand_float((4, 2), False).astype(np.float64)), rtol=1e-12)
+    finally:
+        tb.K.matmul._policy.update(policy)
+
+
+def test_buffer_pool_reuses_freed_buffers() -> None:
+    a = t(np.ones(1000, np.float32))
+    b = T.float_add(a, a)
+    arr = b.buf.arr
+    del b
+    assert T.float_add(a, a).buf.arr is arr
+
+
+# -- GPU (skipped where Taichi finds no CUDA, Vulkan or Metal) -------------------------------
+@pytest.fixture(scope="module")
+def gpu_kind() -> str:
+    kind = _gpu_kind()
+    if kind is None:
+        pytest.skip("no CUDA, Vulkan or Metal device for Taichi here")
+    return kind
+
+
+@pytest.mark.gpu
+def test_gpu_ops_match_numpy(gpu_kind: str) -> None:
+    out = run_py("""
+        import numpy as np
+        from burnbook.backend.taichi import Taichi as T, TaichiDevice
+        d = TaichiDevice.best_available()
+        rng = np.random.default_rng(0)
+        a = rng.normal(size=(64, 33)).astype(np.float32); b = rng.normal(size=(33, 17)).astype(np.float32)
+        pa, pb = T.float_from_data(a, d), T.float_from_data(b, d)
+        checks = {
+            "add": (T.float_add(pa, T.float_slice(pa, (slice(0, 1),))), a + a[:1]),
+            "exp_t": (T.float_exp(T.float_permute(pa, (1, 0))), np.exp(a.T)),
+            "sum_dim": (T.float_sum_dim(pa, 0), a.sum(0, keepdims=True)),
+            "sum": (T.float_sum(pa), a.sum().reshape(1)),
+            "argmax": (T.float_argmax(pa, 1), a.argmax(1)[:, None]),
+            "matmul": (T.float_matmul(pa, pb), a @ b),
+            "gather": (T.float_select(pa, 1, T.int_from_data(np.array([3, 0, -1]), d)), a[:, [3, 0, -1]]),
+        }
+        for name, (got, ref) in checks.items():
+            np.testing.assert_allclose(T.float_into_data(got), ref, rtol=1e-4, atol=1e-4, err_msg=name)
+        print("GPU_OK", d)
+    """, {"BURNBOOK_TAICHI_ARCH": "best"})
+    assert out.returncode == 0, out.stderr
+    assert "GPU_OK" in out.stdout and "Cpu" not in out.stdout
+
+
+# -- helpers: the same data on both backends -------------------------------------------
+class P:
+    """One tensor on both backends: `n` (NdArray) and `t` (Taichi)."""
+
+    def __init__(self, n, t):
+        self.n, self.t = n, t
+
+
+def _kind(arr: np.ndarray) -> str:
+    return "bool" if arr.dtype == np.bool_ else "int" if arr.dtype.kind in "iu" else "float"
+
+
+def _from(backend, arr: np.ndarray):
+    device = N.default_device() if backend is N else DEV
+    return getattr(backend, f"{_kind(arr)}_from_data")(arr, device)
+
+
+def pair(arr: np.ndarray, layout: str = "contig") -> P:
+    """`arr` on both backends, laid out as asked: contig; permute / swap (a
+    transposed buffer seen through permute / swap_dims); slice (every other
+    row of a taller buffer, walked backwards); expand (arr[:1] broadcast along
+    dim 0, so the values differ from arr)."""
+    k = _kind(arr)
+    prims = []
+    for B in (N, T):
+        if layout == "contig" or arr.ndim == 0:
+            p = _from(B, arr)
+        elif layout == "permute":
+            axes = tuple(reversed(range(arr.ndim)))
+            p = getattr(B, f"{k}_permute")(_from(B, np.ascontiguousarray(arr.transpose(axes))), axes)
+        elif layout == "swap":
+            base = np.ascontiguousarray(np.swapaxes(arr, 0, -1))
+            p = getattr(B, f"{k}_swap_dims")(_from(B, base), 0, arr.ndim - 1)
+        elif layout == "slice":
+            tall = np.repeat(arr, 2, axis=0)
+            if arr.shape[0]:
+                tall[::-2] = arr
+                tall[-2::-2] = arr[::-1]  # other rows: wrong values if the view were off
+            p = getattr(B, f"{k}_slice")(_from(B, tall), (slice(None, None, -2),))
+        elif layout == "expand":
+            p = getattr(B, f"{k}_expand")(_from(B, np.ascontiguousarray(arr[:1])), arr.shape)
+        else:
+            raise ValueError(layout)
+        prims.append(p)
+    return P(*prims)
+
+
+def data(p) -> np.ndarray:
+    return T.float_into_data(p) if isinstance(p, TaichiTensor) else np.array(p)
+
+
+def same(got, ref, what: str = "", rtol: float = 2e-5, atol: float = 1e-6) -> None:
+    got, ref = data(got), data(ref)
+    assert got.shape == ref.shape, f"{what}: shape {got.shape} != {ref.shape}"
+    assert got.dtype == ref.dtype, f"{what}: dtype {got.dtype} != {ref.dtype}"
+    if got.dtype.kind == "f":
+        np.testing.assert_allclose(got, ref, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
+    else:
+        np.testing.assert_array_equal(got, ref, err_msg=what)
+
+
+def both(op: str, *args):
+    """Run `op` on both backends (P arguments split per backend, lists of P too)."""
+    def pick(a, side):
+        if isinstance(a, P):
+            return getattr(a, side)
+        if isinstance(a, list) and a and isinstance(a[0], P):
+            return [getattr(x, side) for x in a]
+        return a
+    return getattr(N, op)(*[pick(a, "n") for a in args]), getattr(T, op)(*[pick(a, "t") for a in args])
+
+
+def check(op: str, *args, rtol: float = 2e-5, atol: float = 1e-6) -> None:
+    ref, got = both(op, *args)
+    if isinstance(ref, tuple):  # shape
+        assert ref == got, f"{op}: {got} != {ref}"
+        return
+    same(got, ref, f"{op}{tuple(a if not isinstance(a, P) else '<t>' for a in args)}", rtol, atol)
+
+
+def rand_float(shape, special: bool = True, dtype=np.float32) -> np.ndarray:
+    a = RNG.normal(0, 2, size=shape).astype(dtype)
+    if special and a.size >= 6:
+        a.reshape(-1)[RNG.choice(a.size, 3, replace=False)] = [np.nan, np.inf, -np.inf]
+    return a
+
+
+def make(kind: str, shape, special: bool = True) -> np.ndarray:
+    if kind == "float":
+        return rand_float(shape, special)
+    if kind == "int":
+        return RNG.integers(-20, 20, size=shape).astype(np.int64)
+    return RNG.random(shape) < 0.5
+
+
+LAYOUTS = ("contig", "permute", "swap", "slice", "expand")
+SHAPES = [(5,), (2, 3), (4, 1, 3), (2, 3, 2, 2), (3, 2, 1, 2, 2, 2), (0, 3), (3, 0, 2)]
+
+
+def cases(kind: str, special: bool = True):
+    """(shape, layout, P) over the shapes and layouts."""
+    for shape in SHAPES:
+        for layout in LAYOUTS:
+            yield shape, layout, pair(make(kind, shape, special), layout)
+
+
+def squeeze_some(shape: tuple) -> tuple:
+    """The shape with a random subset of dims set to 1 (to broadcast against it)."""
+    return tuple(1 if RNG.random() < 0.4 else s for s in shape)
+
+
+# -- one case per op of the protocol ---------------------------------------------------------
+def k_of(op: str) -> str:
+    return op.split("_", 1)[0]
+
+
+def case_binary(op: str) -> None:
+    kind = k_of(op)
+    for shape, layout, a in cases(kind):
+        b_arr = make(kind, squeeze_some(shape))
+        if op == "int_div":
+            b_arr[b_arr == 3] = 0  # division by zero gives 0, as NumPy
+        if op == "float_powf":
+            b_arr = np.round(b_arr)  # negative bases need integral exponents
+        check(op, a, pair(b_arr))
+        check(op, pair(b_arr), a)
+
+
+def case_scalar(op: str) -> None:
+    kind = k_of(op)
+    scalars = [2.0, -1.5, 0.0, 0.5, 3.0, np.inf] if kind == "float" else [3, -4, 0, 1, -1]
+    if op.endswith("_elem") and kind == "float":
+        scalars += [np.nan]
+    if op.endswith("_elem") and kind == "int":
+        scalars += [2.5, -3.5, np.nan, np.inf, -np.inf]
+    for shape, layout, a in cases(kind):
+        for s in scalars:
+            check(op, a, s)
+
+
+def case_unary(op: str) -> None:
+    kind = k_of(op)
+    for shape, layout, a in cases(kind):
+        check(op, a)
+    if op == "float_erf":  # the f32 fit and the f64 series/continued fraction
+        x = np.linspace(-7, 7, 2001)
+        check(op, pair(x.astype(np.float32)), rtol=1e-6, atol=1e-7)
+        check(op, pair(x), rtol=1e-14, atol=1e-15)
+    if op in ("float_log1p", "float_tanh", "float_exp", "float_sqrt", "float_log"):
+        x = np.array([1e-30, 1e-10, 1e-3, 0.5, 1, 30, 100, 1e30, 0, -0.0, -1, -2], np.float64)
+        check(op, pair(x), rtol=1e-14, atol=0)
+        check(op, pair(x.astype(np.float32)), rtol=1e-6, atol=0)
+
+
+def case_clamp(op: str) -> None:
+    kind = k_of(op)
+    for shape, layout, a in cases(kind):
+        for lo, hi in ((-1, 2), (None, 0), (0, None), (None, None), (3, -3)):
+            check(op, a, lo, hi)
+
+
+def case_reduce_all(op: str) -> None:
+    kind = k_of(op)
+    for shape, layout, a in cases(kind, special=False):
+        if math.prod(shape) == 0 and not op.endswith("sum"):
+            with pytest.raises(ValueError):
+                getattr(T, op)(a.t)
+            continue
+        check(op, a)
+    if kind == "float":  # NaN and inf pass through
+        x = pair(np.array([1.0, np.nan, np.inf, -2.0], np.float32))
+        check(op, x)
+        big = pair(RNG.random(200_001).astype(np.float32))  # chunked two-stage reduction
+        check(op, big, rtol=1e-5)
+
+
+def case_reduce_dim(op: str) -> None:
+    kind = k_of(op)
+    for shape, layout, a in cases(kind, special=op.endswith(("max_dim", "min_dim", "argmax", "argmin"))):
+        for dim in range(len(shape)):
+            if shape[dim] == 0 and "sum" not in op and "mean" not in op:
+                with pytest.raises(ValueError):
+                    getattr(T, op)(a.t, dim)
+                continue
+            if shape[dim] == 0 and "mean" in op:
+                continue  # NumPy warns; both give NaN
+            check(op, a, dim)
+    x = RNG.integers(0, 3, size=(7, 9)).astype(np.float32 if kind == "float" else np.int64)
+    check(op, pair(x), 0)  # ties: the first index
+    check(op, pair(x), 1)
+    if kind == "float":
+        x = rand_float((5, 6))
+        x[1, 2], x[1, 4], x[3, 0] = np.nan, np.nan, np.inf
+        check(op, pair(x), 1)
+        long = pair(RNG.random((3, 50_000)).astype(np.float32), "permute")  # chunked along dim 1
+        check(op, long, 1, rtol=1e-5)
+        check(op, long, 0, rtol=1e-5)
+
+
+def case_matmul(op: str) -> None:
+    for ls, rs in (((3, 4), (4, 5)), ((2, 3, 4), (1, 4, 2)), ((1, 2, 5, 3), (4, 1, 3, 6)), ((0, 3), (3, 2)),
+                   ((2, 0), (0, 3)), ((1, 1), (1, 1)), ((9, 17), (17, 13))):
+        for layout in ("contig", "permute", "slice"):
+            check(op, pair(rand_float(ls, False), layout), pair(rand_float(rs, False), "swap"), rtol=1e-4, atol=1e-5)
+    nan = rand_float((3, 3), False)
+    nan[0, 0] = np.nan
+    check(op, pair(nan), pair(rand_float((3, 2), False)))
+
+
+def case_cast(op: str) -> None:
+    for shape, layout, a in cases("float"):
+        for dtype in (np.float64, np.float16, np.float32):
+            check(op, a, dtype)
+            ref, got = both(op, a, dtype)
+            back = pair(data(ref))
+            for name in ("float_add", "float_exp", "float_sum", "float_erf"):
+                args = (back, back) if name == "float_add" else (back,)
+                check(name, *args, rtol=2e-3 if dtype == np.float16 else 2e-5, atol=1e-3)
+
+
+def case_convert(op: str) -> None:
+    kind = k_of(op)
+    for shape, layout, a in cases(kind, special=False):
+        check(op, a)
+
+
+def case_data(op: str) -> None:
+    kind = k_of(op)
+    for shape, layout, a in cases(kind):
+        if op.endswith("from_data"):
+            arr = make(kind, shape)
+            same(getattr(T, op)(arr, DEV), getattr(N, op)(arr, N.default_device()), op)
+        else:
+            check(op, a)
+            got = getattr(T, op)(a.t)
+            got.reshape(-1)[:1] = 0  # a copy the caller may keep and change
+            same(getattr(T, op)(a.t), getattr(N, op)(a.n), op)
+
+
+def case_empty(op: str) -> None:
+    for shape in SHAPES:
+        p = getattr(T, op)(shape, DEV)
+        assert T.float_shape(p) == shape
+        ref = getattr(N, op)(shape, N.default_device())
+        assert T.float_into_data(p).dtype == ref.dtype
+        if op == "bool_empty":
+            same(p, ref, op)
+
+
+def case_full(op: str) -> None:
+    for shape in SHAPES:
+        for v in ((1.5, np.nan, -np.inf) if op == "float_full" else (7, -3)):
+            same(getattr(T, op)(shape, v, DEV), getattr(N, op)(shape, v, N.default_device()), op)
+    if op == "float_full":
+        for dt in (np.float16, np.float64):
+            same(T.float_full((2, 2), 0.1, DEV, dt), N.float_full((2, 2), 0.1, None, dt), op)
+
+
+def case_random(op: str) -> None:
+    for dist in (Distribution.Default, Distribution.Uniform(-2, 3), Distribution.Normal(1, 2),
+                 Distribution.Bernoulli(0.3)):
+        N.seed(42)
+        T.seed(42)
+        ref = N.float_random((3, 4), dist, N.default_device())
+        got = T.float_random((3, 4), dist, DEV)
+        np.testing.assert_array_equal(data(got), ref)
+
+
+def case_meta(op: str) -> None:
+    kind = k_of(op)
+    for shape, layout, a in cases(kind):
+        if op.endswith("_shape"):
+            assert getattr(T, op)(a.t) == getattr(N, op)(a.n)
+        elif op.endswith("_dtype"):
+            assert getattr(T, op)(a.t) == getattr(N, op)(a.n)
+        elif op.endswith("_to_device"):
+            same(getattr(T, op)(a.t, DEV), a.n, op)
+        elif op.endswith("_device"):
+            assert getattr(T, op)(a.t) == DEV
+
+
+def case_reshape(op: str) -> None:
+    kind = k_of(op)
+    for shape, layout, a in cases(kind):
+        n = math.prod(shape)
+        for new in ((n,), (1, n), (n, 1) if n else (0, 5), (-1,)):
+            check(op, a, new)
+
+
+def case_swap(op: str) -> None:
+    kind = k_of(op)
+    for shape, layout, a in cases(kind):
+        check(op, a, 0, len(shape) - 1)
+        x = getattr(T, op)(a.t, 0, len(shape) - 1)
+        check("float_add" if kind == "float" else f"{kind}_equal", P(getattr(N, op)(a.n, 0, len(shape) - 1), x),
+              P(getattr(N, op)(a.n, 0, len(shape) - 1), x))
+
+
+def case_permute(op: str) -> None:
+    kind = k_of(op)
+    for shape, layout, a in cases(kind):
+        axes = tuple(RNG.permutation(len(shape)))
+        check(op, a, axes)
+
+
+def case_expand(op: str) -> None:
+    kind = k_of(op)
+    for shape in SHAPES:
+        small = tuple(1 if i % 2 else s for i, s in enumerate(shape))
+        a = pair(make(kind, small), "permute")
+        check(op, a, shape)
+        check(op, a, (2,) + shape)  # new leading dims
+    with pytest.raises(ValueError, match=r"\[2, 3\]"):
+        getattr(T, op)(pair(make(kind, (2, 3))).t, (4, 3))
+
+
+def _ranges(shape: tuple) -> list:
+    out = []
+    for _ in range(4):
+        r = []
+        for s in shape[:RNG.integers(1, len(shape) + 1)]:
+            step = int(RNG.choice([1, 2, -1, -2, 3]))
+            a, b = sorted(RNG.integers(-s - 1, s + 2, size=2))
+            r.append(slice(int(a), int(b), step) if step > 0 else slice(int(b), int(a), step))
+        out.append(tuple(r))
+    return out
+
+
+def case_slice(op: str) -> None:
+    kind = k_of(op)
+    for shape, layout, a in cases(kind):
+        for r in _ranges(shape):
+            check(op, a, r)
+
+
+def case_slice_assign(op: str) -> None:
+    kind = k_of(op)
+    for shape, layout, a in cases(kind):
+        for r in _ranges(shape):
+            region = np.empty(shape)[r].shape
+            check(op, a, r, pair(make(kind, region), "permute"))
+            check(op, a, r, pair(make(kind, squeeze_some(region))))
+
+
+def case_cat(op: str) -> None:
+    kind = k_of(op)
+    for shape in SHAPES:
+        for dim in range(len(shape)):
+            parts = []
+            for i, n in enumerate((2, 0, 3)):
+                s = shape[:dim] + (n,) + shape[dim + 1:]
+                parts.append(pair(make(kind, s), LAYOUTS[i % 4]))
+            check(op, parts, dim)
+
+
+def case_gather(op: str) -> None:
+    kind = k_of(op)
+    for shape, layout, a in cases(kind):
+        for dim in range(len(shape)):
+            if shape[dim] == 0:
+                continue
+            ishape = shape[:dim] + (int(RNG.integers(0, 4)),) + shape[dim + 1:]
+            idx = RNG.integers(-shape[dim], shape[dim], size=ishape).astype(np.int64)
+            check(op, dim, a, pair(idx, "permute"))
+    with pytest.raises(IndexError):
+        getattr(T, op)(0, pair(make(kind, (2, 3))).t, pair(np.array([[0, 2, 1]])).t)
+
+
+def case_scatter(op: str) -> None:
+    kind = k_of(op)
+    for shape, layout, a in cases(kind):
+        for dim in range(len(shape)):
+            if shape[dim] == 0:
+                continue
+            ishape = shape[:dim] + (int(RNG.integers(0, 4)),) + shape[dim + 1:]
+            idx = RNG.integers(-shape[dim], shape[dim], size=ishape).astype(np.int64)  # repeats add up
+            check(op, dim, a, pair(idx, "swap"), pair(make(kind, ishape, special=False), "permute"))
+    with pytest.raises(IndexError):
+        getattr(T, op)(0, pair(make(kind, (2, 3))).t, pair(np.array([[0, 2, 1]])).t,
+                       pair(make(kind, (1, 3))).t)
+
+
+def case_select(op: str) -> None:
+    kind = k_of(op)
+    for shape, layout, a in cases(kind):
+        for dim in range(len(shape)):
+            if shape[dim] == 0:
+                continue
+            idx = RNG.integers(-shape[dim], shape[dim], size=int(RNG.integers(0, 5))).astype(np.int64)
+            check(op, a, dim, pair(idx, "slice"))
+
+
+def case_select_assign(op: str) -> None:
+    kind = k_of(op)
+    for shape, layout, a in cases(kind):
+        for dim in range(len(shape)):
+            if shape[dim] == 0:
+                continue
+            idx = RNG.integers(-shape[dim], shape[dim], size=int(RNG.integers(0, 5))).astype(np.int64)
+            vshape = shape[:dim] + (len(idx),) + shape[dim + 1:]
+            check(op, a, dim, pair(idx), pair(make(kind, vshape, special=False), "swap"))
+            check(op, a, dim, pair(idx), pair(make(kind, squeeze_some(vshape), special=False)))
+
+
+def case_mask_where(op: str) -> None:
+    kind = k_of(op)
+    for shape, layout, a in cases(kind):
+        mask = pair(make("bool", squeeze_some(shape)), "permute")
+        check(op, a, mask, pair(make(kind, squeeze_some(shape)), "slice"))
+
+
+def case_mask_fill(op: str) -> None:
+    kind = k_of(op)
+    for shape, layout, a in cases(kind):
+        mask = pair(make("bool", squeeze_some(shape)), "swap")
+        for v in ((2.5, np.nan, -np.inf) if kind == "float" else (7, -1)):
+            check(op, a, mask, v)
+
+
+def case_arange(op: str) -> None:
+    for start, end, step in ((0, 10, 1), (3, -7, -2), (5, 5, 1), (-4, 9, 3), (2, 0, 1)):
+        same(T.int_arange(start, end, step, DEV), N.int_arange(start, end, step, None), op)
+
+
+PATTERNS = {
+    "from_data": case_data, "into_data": case_data, "empty": case_empty, "full": case_full,
+    "random": case_random, "shape": case_meta, "device": case_meta, "to_device": case_meta,
+    "dtype": case_meta, "cast": case_cast, "reshape": case_reshape, "swap_dims": case_swap,
+    "permute": case_permute, "expand": case_expand, "slice": case_slice, "slice_assign": case_slice_assign,
+    "cat": case_cat, "gather": case_gather, "scatter": case_scatter, "select": case_select,
+    "select_assign": case_select_assign, "mask_where": case_mask_where, "mask_fill": case_mask_fill,
+    "add": case_binary, "sub": case_binary, "mul": case_binary, "div": case_binary, "powf": case_binary,
+    "equal": case_binary, "greater": case_binary, "greater_equal": case_binary, "lower": case_binary,
+    "lower_equal": case_binary, "and": case_binary, "or": case_binary,
+    "neg": case_unary, "abs": case_unary, "exp": case_unary, "log": case_unary, "log1p": case_unary,
+    "erf": case_unary, "sqrt": case_unary, "recip": case_unary, "cos": case_unary, "sin": case_unary,
+    "tanh": case_unary, "not": case_unary, "clamp": case_clamp,
+    "sum": case_reduce_all, "max": case_reduce_all, "min": case_reduce_all,
+    "sum_dim": case_reduce_dim, "mean_dim": case_reduce_dim, "max_dim": case_reduce_dim,
+    "min_dim": case_reduce_dim, "argmax": case_reduce_dim, "argmin": case_reduce_dim,
+    "matmul": case_matmul, "into_int": case_convert, "into_float": case_convert, "arange": case_arange,
+}
+
+
+def case_for(op: str):
+    rest = op.split("_", 1)[1]
+    if rest.endswith("_scalar") or rest.endswith("_elem"):
+        return case_scalar
+    return PATTERNS[rest]
+
+
+@pytest.mark.parametrize("op", ALL_OPS)
+def test_op_matches_ndarray(op: str) -> None:
+    case_for(op)(op)
+
+
+def test_every_op_is_implemented_and_covered() -> None:
+    assert T.missing_ops() == []
+    for op in ALL_OPS:
+        assert callable(case_for(op))
