@@ -5,6 +5,12 @@
     from burnbook.backend import NdArray, Autodiff
 """
 
+import warnings as _warnings
+
+# NaN/inf follow IEEE rules silently, as in Burn: NumPy's floating-point
+# warnings (log(0), 0/0...) raised from burnbook's own frames are muted.
+_warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"burnbook(\.|$)")
+
 from .tensor import Bool, Distribution, DType, Float, Int, Shape, Tensor, TensorData, activation
 from . import backend
 

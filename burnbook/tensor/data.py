@@ -132,7 +132,14 @@ class TensorData:
         np.testing.assert_allclose(self.array, other.array, rtol=0, atol=10.0 ** (-precision))
 
     def __repr__(self) -> str:
-        return f"TensorData(value={self.value}, shape={self.shape})"
+        from .display import format_float
+
+        flat = self.array.reshape(-1)
+        if self.array.dtype.kind == "f":
+            values = "[" + ", ".join(format_float(v) for v in flat) + "]"
+        else:
+            values = str(flat.tolist())
+        return f"TensorData(value={values}, shape={self.shape})"
 
 
 def flatten_nested(values: Iterable) -> np.ndarray:
