@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable, Iterator
 
-from .param import Param
+from .param import Param, RunningState
 
 
 class Module:
@@ -49,7 +49,7 @@ class Module:
 
     def num_params(self) -> int:
         """The number of scalar values in every parameter."""
-        return sum(p.val().num_elements() for p in self.params())
+        return sum(p.val().num_elements() for p in self.params() if not isinstance(p, RunningState))
 
     def devices(self) -> list:
         out: list = []
@@ -85,20 +85,20 @@ class Module:
 
     def no_grad(self) -> "Module":
         """The same module with no parameter tracked by autodiff."""
-        return self.map_params(lambda _, p: Param(p.val(), p.id, require_grad=False))
+        return self.map_params(lambda _, p: p.with_value(p.val(), require_grad=False))
 
     def valid(self) -> "Module":
         """The module on the inner backend, outside autodiff (Burn's `valid()`),
         for validation and inference; layers such as Dropout switch to eval."""
         def inner(_: str, p: Param) -> Param:
             t = p.val()
-            return Param(t.inner() if t._B.is_autodiff else t, p.id, require_grad=False)
+            return p.with_value(t.inner() if t._B.is_autodiff else t, require_grad=False)
 
         return _map_value(self, "", inner, constants=_inner_constant)
 
     def clone(self) -> "Module":
         """A copy sharing the (immutable) parameter tensors."""
-        return self.map_params(lambda _, p: Param(p.val(), p.id, p.is_require_grad()))
+        return self.map_params(lambda _, p: p.with_value(p.val()))
 
     # -- records ---------------------------------------------------------------------
     def into_record(self):
@@ -134,6 +134,10 @@ class Module:
     def extra_repr(self) -> dict:
         """Settings shown in the printed form (override in layers)."""
         return {}
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """`model(x)` is `model.forward(x)`, as in PyTorch."""
+        return self.forward(*args, **kwargs)
 
     def __repr__(self) -> str:
         return _module_repr(self, 0)

@@ -54,9 +54,11 @@ class Param:
     def is_require_grad(self) -> bool:
         return self._require_grad
 
-    def with_value(self, tensor: Any) -> "Param":
-        """The same parameter (id and grad setting) holding another tensor."""
-        return Param(tensor, self.id, self._require_grad)
+    def with_value(self, tensor: Any, require_grad: bool | None = None) -> "Param":
+        """The same parameter (class, id, grad setting unless given) holding
+        another tensor."""
+        flag = self._require_grad if require_grad is None else require_grad
+        return type(self)(tensor, self.id, flag)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._value, name)
@@ -69,3 +71,14 @@ def _is_float(tensor: Any) -> bool:
     from burnbook.tensor import Float
 
     return getattr(tensor, "_K", None) is Float
+
+
+class RunningState(Param):
+    """State a module updates as it runs but never trains, such as BatchNorm's
+    running mean (Burn's `RunningState`): recorded with the parameters, never
+    tracked by autodiff, left out of `num_params`."""
+
+    __slots__ = ()
+
+    def __init__(self, tensor: Any, id: ParamId | None = None, require_grad: bool = False) -> None:  # noqa: A002
+        super().__init__(tensor, id, require_grad=False)

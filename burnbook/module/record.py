@@ -64,6 +64,6 @@ def module_from_record(module: Any, record: Any) -> Any:
         entry = entries[path]
         tensor = param.val()
         fresh = type(tensor).from_data(entry.data, tensor.device())
-        return Param(fresh, ParamId(entry.id), param.is_require_grad())
+        return type(param)(fresh, ParamId(entry.id), param.is_require_grad())
 
     return module.map_params(load)

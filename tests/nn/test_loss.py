@@ -136,3 +136,12 @@ def test_probability_bce_stays_finite_at_zero_and_one() -> None:
     with np.errstate(divide="ignore"):
         value = loss.forward(p, Tensor[B, 1, Int].from_ints([1, 0])).into_scalar()
     assert value == pytest.approx(100.0)
+
+
+def test_cross_entropy_after_valid_accepts_targets_of_the_training_backend() -> None:
+    loss = nn.CrossEntropyLossConfig(weights=[1.0, 2.0, 1.0, 1.0]).init().valid()
+    logits = seeded([6, 4], 9)
+    value = loss.forward(Tensor[NdArray, 2].from_data(logits), _targets()).into_scalar()
+    ref = F.cross_entropy(t64(logits), torch.tensor(TARGETS), weight=torch.tensor([1.0, 2.0, 1.0, 1.0],
+                                                                                  dtype=torch.float64))
+    assert value == pytest.approx(ref.item(), rel=1e-5)

@@ -102,11 +102,24 @@ def test_gru_with_initial_state() -> None:
     assert_close(out.to_numpy(), ref(t(x), t(h0)[None])[0].detach().numpy())
 
 
-def test_gru_reset_before_variant_runs() -> None:
+def test_gru_reset_before_variant_matches_the_paper_form() -> None:
+    B.seed(4)
     gru = nn.GruConfig(2, 3, reset_after=False).init()
-    x = Tensor[B, 3].from_data(seeded([1, 4, 2], 8))
-    h = x.dims()
-    assert gru.forward(x).dims() == [h[0], h[1], 3]
+    x = seeded([2, 4, 2], 8)
+    out = gru.forward(Tensor[B, 3].from_data(x)).to_numpy()
+
+    def gate(g, xt, h):
+        p = lambda lin: (lin.weight.val().to_numpy(), lin.bias.val().to_numpy())  # noqa: E731
+        (wx, bx), (wh, bh) = p(g.input_transform), p(g.hidden_transform)
+        return xt @ wx + bx + h @ wh + bh
+
+    sig = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+    h = np.zeros((2, 3))
+    for t in range(4):
+        z, r = sig(gate(gru.update_gate, x[:, t], h)), sig(gate(gru.reset_gate, x[:, t], h))
+        n = np.tanh(gate(gru.new_gate, x[:, t], r * h))
+        h = (1 - z) * n + z * h
+        assert_close(out[:, t], h)
 
 
 def test_gate_controller_and_initializer_default() -> None:

@@ -1,0 +1,63 @@
+"""Built-in layers, initializers and losses (Burn's `burn::nn`).
+
+Every layer is a `Module` built by its `@config` class:
+`nn.LinearConfig(784, 10).init(device)`. `init` takes an optional
+`backend=`; left out, layers are built on the autodiff backend over the
+device's backend, ready to train (see `burnbook.nn.common`).
+
+    from burnbook import nn
+    linear = nn.LinearConfig(784, 10).init(device)
+    loss = nn.loss.CrossEntropyLossConfig().init(device).forward(logits, targets)
+"""
+
+from . import loss
+from .activation import (
+    GELU, Gelu, LeakyRelu, LeakyReluConfig, Mish, PRelu, PReluConfig, ReLU, Relu, Sigmoid, Silu,
+    Softplus, Tanh,
+)
+from .attention import (
+    GeneratePaddingMask, MhaInput, MhaOutput, MultiHeadAttention, MultiHeadAttentionConfig,
+    generate_autoregressive_mask, generate_padding_mask,
+)
+from .common import resolve_backend
+from .dropout import Dropout, DropoutConfig
+from .initializer import Initializer
+from .linear import Embedding, EmbeddingConfig, Linear, LinearConfig
+from .loss import (
+    BinaryCrossEntropyLoss, BinaryCrossEntropyLossConfig, CrossEntropyLoss, CrossEntropyLossConfig,
+    HuberLoss, HuberLossConfig, MSELoss, MseLoss, Reduction,
+)
+from .norm import BatchNorm, BatchNormConfig, GroupNorm, GroupNormConfig, LayerNorm, LayerNormConfig
+from .pos_encoding import PositionalEncoding, PositionalEncodingConfig, generate_sinusoids
+from .rnn import GateController, Gru, GruConfig, Lstm, LstmConfig
+from .transformer import (
+    PositionWiseFeedForward, PositionWiseFeedForwardConfig, TransformerDecoder, TransformerDecoderConfig,
+    TransformerDecoderInput, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderConfig,
+    TransformerEncoderInput, TransformerEncoderLayer,
+)
+
+# Convolution and pooling layers (nn/conv.py, nn/pool.py) are added here by
+# their own module when it lands.
+
+__all__ = [
+    # initialisation and helpers
+    "Initializer", "resolve_backend",
+    # general
+    "Linear", "LinearConfig", "Embedding", "EmbeddingConfig", "Dropout", "DropoutConfig",
+    "BatchNorm", "BatchNormConfig", "LayerNorm", "LayerNormConfig", "GroupNorm", "GroupNormConfig",
+    # activations
+    "Relu", "ReLU", "Gelu", "GELU", "Sigmoid", "Tanh", "Silu", "Mish", "Softplus",
+    "LeakyRelu", "LeakyReluConfig", "PRelu", "PReluConfig",
+    # recurrent
+    "GateController", "Lstm", "LstmConfig", "Gru", "GruConfig",
+    # attention and transformer
+    "MultiHeadAttention", "MultiHeadAttentionConfig", "MhaInput", "MhaOutput",
+    "generate_autoregressive_mask", "generate_padding_mask", "GeneratePaddingMask",
+    "PositionWiseFeedForward", "PositionWiseFeedForwardConfig",
+    "TransformerEncoder", "TransformerEncoderConfig", "TransformerEncoderLayer", "TransformerEncoderInput",
+    "TransformerDecoder", "TransformerDecoderConfig", "TransformerDecoderLayer", "TransformerDecoderInput",
+    "PositionalEncoding", "PositionalEncodingConfig", "generate_sinusoids",
+    # losses (also under nn.loss, as in Burn)
+    "loss", "Reduction", "CrossEntropyLoss", "CrossEntropyLossConfig", "MseLoss", "MSELoss",
+    "BinaryCrossEntropyLoss", "BinaryCrossEntropyLossConfig", "HuberLoss", "HuberLossConfig",
+]

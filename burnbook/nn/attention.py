@@ -1,0 +1,190 @@
+"""`MultiHeadAttention` with Burn's `MhaInput`/`MhaOutput`, and the mask
+helpers `generate_autoregressive_mask` and `generate_padding_mask`.
+
+Masks are Bool tensors where True means "do not attend": `mask_pad`
+`[batch, seq_k]` (PyTorch's `key_padding_mask`) and `mask_attn`
+`[batch, seq_q, seq_k]` (PyTorch's `attn_mask`, repeated for every head).
+Masked scores are set to `min_float` (-1e4), as Burn does, rather than -inf,
+so a fully masked row gives uniform weights instead of NaN.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from burnbook.config import config
+from burnbook.module import Module
+from burnbook.tensor import Bool, Int, Tensor, activation
+from .common import on_backend_of, resolve_backend, show
+from .dropout import Dropout, DropoutConfig
+from .initializer import Initializer, KaimingUniform
+from .linear import Linear, LinearConfig
+
+__all__ = [
+    "MultiHeadAttention", "MultiHeadAttentionConfig", "MhaInput", "MhaOutput",
+    "generate_autoregressive_mask", "generate_padding_mask", "GeneratePaddingMask",
+]
+
+
+class MhaInput:
+    """The query, key and value `[batch, seq, d_model]` of one attention
+    call, with optional masks (Burn's `MhaInput`). The builder methods
+    `mask_pad(m)` and `mask_attn(m)` return a new input, as in Burn:
+    `MhaInput.self_attn(x).mask_pad(pad)`."""
+
+    __slots__ = ("query", "key", "value", "padding", "attention")
+
+    def __init__(self, query: Tensor, key: Tensor, value: Tensor,
+                 padding: Tensor | None = None, attention: Tensor | None = None) -> None:
+        self.query, self.key, self.value = query, key, value
+        self.padding, self.attention = padding, attention  # the two masks, or None
+
+    @classmethod
+    def self_attn(cls, tensor: Tensor) -> "MhaInput":
+        """Self-attention: `tensor` is query, key and value."""
+        return cls(tensor, tensor, tensor)
+
+    @classmethod
+    def new(cls, query: Tensor, key: Tensor, value: Tensor) -> "MhaInput":
+        return cls(query, key, value)
+
+    def mask_pad(self, mask_pad: Tensor) -> "MhaInput":
+        """Bool `[batch, seq_k]`: True at padded key positions."""
+        return MhaInput(self.query, self.key, self.value, mask_pad, self.attention)
+
+    def mask_attn(self, mask_attn: Tensor) -> "MhaInput":
+        """Bool `[batch, seq_q, seq_k]`: True where a query may not look."""
+        return MhaInput(self.query, self.key, self.value, self.padding, mask_attn)
+
+
+@dataclass
+class MhaOutput:
+    """`weights` `[batch, n_heads, seq_q, seq_k]` and `context` `[batch, seq_q, d_model]`."""
+
+    weights: Tensor
+    context: Tensor
+
+
+@config
+class MultiHeadAttentionConfig:
+    """Settings of a `MultiHeadAttention`; `d_model` must be a multiple of `n_heads`."""
+
+    d_model: int
+    n_heads: int
+    dropout: float = 0.1
+    min_float: float = -1.0e4
+    quiet_softmax: bool = False
+    initializer: Initializer = KaimingUniform(gain=1.0 / math.sqrt(3.0), fan_out_only=False)
+
+    def __post_init__(self) -> None:
+        if self.n_heads < 1 or self.d_model % self.n_heads:
+            raise ValueError(f"MultiHeadAttentionConfig: d_model ({self.d_model}) must be a multiple "
+                             f"of n_heads ({self.n_heads})")
+
+    def init(self, device: Any = None, backend: type | None = None) -> "MultiHeadAttention":
+        B = resolve_backend(device, backend)
+
+        def linear() -> Linear:
+            return LinearConfig(self.d_model, self.d_model, initializer=self.initializer).init(device, B)
+
+        return MultiHeadAttention(
+            query=linear(), key=linear(), value=linear(), output=linear(),
+            dropout=DropoutConfig(self.dropout).init(),
+            n_heads=self.n_heads, d_k=self.d_model // self.n_heads,
+            min_float=self.min_float, quiet_softmax=self.quiet_softmax,
+        )
+
+    def init_with(self, record: Any, device: Any = None, backend: type | None = None) -> "MultiHeadAttention":
+        return self.init(device, backend).load_record(record)
+
+
+class MultiHeadAttention(Module):
+    """Scaled dot-product attention over `n_heads` heads ("Attention Is All
+    You Need"); torch.nn.MultiheadAttention(batch_first=True) with its
+    `in_proj_weight` split into `query`, `key`, `value` (transposed).
+
+    Dropout acts on the attention weights after the softmax, as in the paper
+    and PyTorch. (Burn applies it to the scores before the softmax; only
+    training-time randomness differs.)
+    """
+
+    query: Linear
+    key: Linear
+    value: Linear
+    output: Linear
+    dropout: Dropout
+    n_heads: int
+    d_k: int
+    min_float: float = -1.0e4
+    quiet_softmax: bool = False
+
+    def forward(self, input: MhaInput) -> MhaOutput:  # noqa: A002
+        """query `[batch, seq_q, d_model]`, key/value `[batch, seq_k, d_model]`
+        -> `MhaOutput(weights [batch, n_heads, seq_q, seq_k], context [batch, seq_q, d_model])`."""
+        batch, seq_q, d_model = input.query.dims()
+        q = self._heads(input.query, self.query)
+        k = self._heads(input.key, self.key)
+        v = self._heads(input.value, self.value)
+        scores = q.matmul(k.transpose()).div_scalar(math.sqrt(self.d_k))
+        weights = self._weights(scores, input.padding, input.attention)
+        weights = self.dropout.forward(weights)
+        context = weights.matmul(v).swap_dims(1, 2).reshape([batch, seq_q, d_model])
+        return MhaOutput(weights=weights, context=self.output.forward(context))
+
+    def _heads(self, x: Tensor, linear: Linear) -> Tensor:
+        """`[batch, seq, d_model]` -> `[batch, n_heads, seq, d_k]`."""
+        batch, seq, _ = x.dims()
+        return linear.forward(x).reshape([batch, seq, self.n_heads, self.d_k]).swap_dims(1, 2)
+
+    def _weights(self, scores: Tensor, mask_pad: Tensor | None, mask_attn: Tensor | None) -> Tensor:
+        if mask_pad is not None:
+            mask_pad = on_backend_of(mask_pad, scores)
+            batch, seq_k = mask_pad.dims()
+            scores = scores.mask_fill(mask_pad.reshape([batch, 1, 1, seq_k]), self.min_float)
+        if mask_attn is not None:
+            mask_attn = on_backend_of(mask_attn, scores)
+            batch, seq_q, seq_k = mask_attn.dims()
+            scores = scores.mask_fill(mask_attn.reshape([batch, 1, seq_q, seq_k]), self.min_float)
+        if self.quiet_softmax:
+            return activation.quiet_softmax(scores, 3)
+        return activation.softmax(scores, 3)
+
+    def extra_repr(self) -> dict:
+        return {"d_model": self.n_heads * self.d_k, "n_heads": self.n_heads, "d_k": self.d_k,
+                "min_float": self.min_float, "quiet_softmax": show(self.quiet_softmax)}
+
+
+def generate_autoregressive_mask(batch_size: int, seq_length: int, device: Any = None,
+                                 backend: type | None = None) -> Tensor:
+    """Bool `[batch, seq, seq]`, True above the diagonal: position i may not
+    attend to any j > i (Burn's `generate_autoregressive_mask::<B>`)."""
+    mask = np.triu(np.ones((seq_length, seq_length), dtype=bool), k=1)
+    mask = np.broadcast_to(mask, (batch_size, seq_length, seq_length)).copy()
+    return Tensor[resolve_backend(device, backend), 3, Bool].from_data(mask, device)
+
+
+@dataclass
+class GeneratePaddingMask:
+    """`tensor`: Int `[batch, max_len]` token ids, padded; `mask`: Bool, True at pads."""
+
+    tensor: Tensor
+    mask: Tensor
+
+
+def generate_padding_mask(pad_token: int, tokens_list: Sequence[Sequence[int]],
+                          max_seq_length: int | None = None, device: Any = None,
+                          backend: type | None = None) -> GeneratePaddingMask:
+    """Pad every token list to the longest (cut at `max_seq_length`) with
+    `pad_token` and mark the pads (Burn's `generate_padding_mask::<B>`)."""
+    longest = max((len(t) for t in tokens_list), default=0)
+    size = longest if max_seq_length is None else min(longest, max_seq_length)
+    ids = np.full((len(tokens_list), size), pad_token, dtype=np.int64)
+    for row, tokens in enumerate(tokens_list):
+        cut = list(tokens)[:size]
+        ids[row, :len(cut)] = cut
+    tensor = Tensor[resolve_backend(device, backend), 2, Int].from_data(ids, device)
+    return GeneratePaddingMask(tensor=tensor, mask=tensor.equal_elem(pad_token))

@@ -1,0 +1,58 @@
+"""Helpers shared by the layers: which backend a config builds on, and how
+settings print.
+
+Burn picks a module's backend from the type (`config.init::<B>(&device)`);
+Python has no such inference, so every `...Config.init(device, backend=None)`
+takes the backend as an optional keyword. Left out, it is the autodiff
+backend over the device's backend (`Autodiff[NdArray]` for `Cpu`), because in
+Burn a model you build in order to train lives on an autodiff backend;
+`model.valid()` then gives the same model on the plain backend, for
+validation and inference. Pass `backend=NdArray` to build an inference-only
+model directly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def resolve_backend(device: Any = None, backend: type | None = None) -> type:
+    """The backend class a config builds its tensors on (see module doc)."""
+    if backend is not None:
+        return backend
+    from burnbook.autodiff import Autodiff
+    from burnbook.backend import NdArray
+    from burnbook.backend.ndarray import Cpu
+
+    if device is None or isinstance(device, Cpu):
+        return Autodiff[NdArray]
+    if type(device).__name__ == "TaichiDevice":
+        from burnbook.backend import Taichi
+
+        return Autodiff[Taichi]
+    raise TypeError(
+        f"cannot tell which backend the device {device!r} belongs to; "
+        "pass it explicitly: config.init(device, backend=Autodiff[NdArray])"
+    )
+
+
+def device_or_default(device: Any, backend: type) -> Any:
+    """`device`, or the backend's default device when None."""
+    return backend.default_device() if device is None else device
+
+
+def show(value: Any) -> Any:
+    """A setting as Burn prints it: booleans in lower case, None as `None`."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
+
+
+def on_backend_of(t: Any, like: Any) -> Any:
+    """`t` moved onto `like`'s backend and device when they differ, so
+    constants built for the training backend also work after `valid()`."""
+    if t._B is like._B:
+        return t
+    from burnbook.tensor import Tensor
+
+    return Tensor[like._B, t.ndim, t._K].from_data(t.to_numpy(), like.device())
