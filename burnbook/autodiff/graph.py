@@ -144,11 +144,17 @@ def release(n: Node) -> None:
             p.live -= 1
 
 
-def nodes_of(t: "AutodiffTensor | Node") -> list[Node]:
+def nodes_of(t: "Tensor | AutodiffTensor | Node") -> list[Node]:
     """Every node `t` depends on, parents before children (`t`'s node last).
 
-    Accepts an `AutodiffTensor` or a `Node`; an untracked tensor gives `[]`.
+    Accepts a `Tensor` of an autodiff backend, an `AutodiffTensor` or a
+    `Node`; an untracked tensor gives `[]`.
     """
+    into = getattr(t, "into_primitive", None)
+    if into is not None:
+        t = into()
+    if not isinstance(t, (AutodiffTensor, Node)):
+        raise TypeError(f"nodes_of: expected a tensor of an Autodiff[...] backend or a Node, got {type(t).__name__}")
     root = t.node if isinstance(t, AutodiffTensor) else t
     if root is None:
         return []
@@ -168,6 +174,6 @@ def nodes_of(t: "AutodiffTensor | Node") -> list[Node]:
     return order
 
 
-def edges_of(t: "AutodiffTensor | Node") -> list[tuple[Node, Node]]:
+def edges_of(t: "Tensor | AutodiffTensor | Node") -> list[tuple[Node, Node]]:
     """The (parent, child) pairs of the graph behind `t`, for drawing it."""
     return [(p, n) for n in nodes_of(t) for p in n.parents if p is not None]

@@ -325,3 +325,16 @@ def test_dropping_the_output_frees_the_graph(nd):
 
 def test_node_api_is_public():
     assert {"id", "op", "parents", "shape", "requires_grad"} <= set(Node.__slots__)
+
+
+def test_nodes_of_accepts_a_tensor_and_names_bad_input():
+    from burnbook import Tensor
+    from burnbook.autodiff import Autodiff, nodes_of
+    from burnbook.backend import NdArray
+
+    B = Autodiff[NdArray]
+    x = Tensor[B, 1].from_floats([1.0, 2.0]).require_grad()
+    y = x.exp().sum()
+    assert [n.op for n in nodes_of(y)][-2:] == ["exp", "sum"]
+    with pytest.raises(TypeError, match="Autodiff"):
+        nodes_of(Tensor[NdArray, 1].from_floats([1.0]))
