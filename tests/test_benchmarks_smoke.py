@@ -62,7 +62,7 @@ def test_timing_loop_calls_sync_and_runs_n_times():
 
 
 def test_smoke_run_end_to_end():
-    keys = ["numpy", "ndarray", "autodiff"] + (["torch", "torch_1t"] if HAVE_TORCH else [])
+    keys = ["numpy", "ndarray", "autodiff", "autodiff_1t"] + (["torch", "torch_1t"] if HAVE_TORCH else [])
     out = bench.run(harness.SMOKE, framework_keys=keys, log=_quiet)
     fws = {fw.key: fw for fw in out["frameworks"]}
     assert fws["numpy"].available and fws["ndarray"].available

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from .base import Backend
+from .ndarray_module import NdArrayModuleOps
 
 _erf_exact = np.frompyfunc(math.erf, 1, 1)
 
@@ -117,17 +118,20 @@ def _via_f64(fn):
     def op(p):
         if p.dtype == np.float64:
             return fn(p)
-        return fn(p.astype(np.float64)).astype(p.dtype)
+        return fn(p, dtype=np.float64).astype(p.dtype)
 
     return op
 
 
-def _full_reduce(fn):
-    return lambda p: fn(p, keepdims=False).reshape(1).astype(p.dtype, copy=False)
+def _full_reduce(name):
+    # The ndarray methods skip np.sum's Python wrapper (a few µs per call).
+    return lambda p: np.asarray(getattr(p, name)()).reshape(1).astype(p.dtype, copy=False)
 
 
-class NdArray(Backend):
-    """NumPy on the CPU (Burn's `NdArray<f32>`); device `Cpu`."""
+class NdArray(NdArrayModuleOps, Backend):
+    """NumPy on the CPU (Burn's `NdArray<f32>`); device `Cpu`. Module ops
+    (conv, pooling) come from `NdArrayModuleOps` (NumPy sliding windows) and
+    `Backend`'s defaults."""
 
     Device = Cpu
     is_autodiff = False
@@ -288,25 +292,25 @@ class NdArray(Backend):
     float_lower_equal_elem = staticmethod(np.less_equal)
 
     # -- reductions ----------------------------------------------------------
-    float_sum = staticmethod(_full_reduce(np.sum))
-    float_max = staticmethod(_full_reduce(np.max))
-    float_min = staticmethod(_full_reduce(np.min))
+    float_sum = staticmethod(_full_reduce("sum"))
+    float_max = staticmethod(_full_reduce("max"))
+    float_min = staticmethod(_full_reduce("min"))
 
     @staticmethod
     def float_sum_dim(p, dim):
-        return np.sum(p, axis=dim, keepdims=True)
+        return p.sum(axis=dim, keepdims=True)
 
     @staticmethod
     def float_mean_dim(p, dim):
-        return np.mean(p, axis=dim, keepdims=True)
+        return p.mean(axis=dim, keepdims=True)
 
     @staticmethod
     def float_max_dim(p, dim):
-        return np.max(p, axis=dim, keepdims=True)
+        return p.max(axis=dim, keepdims=True)
 
     @staticmethod
     def float_min_dim(p, dim):
-        return np.min(p, axis=dim, keepdims=True)
+        return p.min(axis=dim, keepdims=True)
 
     @staticmethod
     def float_argmax(p, dim):

@@ -10,6 +10,7 @@ data access and layout ops; `numeric.py` and `floatops.py` add the rest.
 
 from __future__ import annotations
 
+import math
 import operator
 import types
 from typing import Any, Sequence
@@ -342,7 +343,7 @@ class TensorBase:
         return self._D
 
     def num_elements(self) -> int:
-        return int(np.prod(self.dims(), dtype=np.int64))
+        return math.prod(self._ops.shape(self._p))
 
     def device(self):
         return self._ops.device(self._p)

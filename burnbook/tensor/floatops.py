@@ -53,16 +53,21 @@ class FloatOps:
     def matmul(self, other):
         """Matrix product over the last two dims, `[..., m, k] @ [..., k, n]`,
         batch dims broadcast."""
-        self._require_float("matmul")
-        if type(other) is not type(self):
+        if type(other) is not type(self) or self._K is not Float or self._D < 2:
+            self._require_float("matmul")
             self._check_other("matmul", other)
-        if self._D < 2:
             raise ValueError(f"matmul: needs rank >= 2, got rank {self._D} ({self.dims()})")
-        a, b = self.dims(), other.dims()
-        if a[-1] != b[-2]:
-            raise ValueError(f"matmul: inner dims differ: lhs {a} has {a[-1]} columns, rhs {b} has {b[-2]} rows")
-        broadcast_shape("matmul", a[:-2], b[:-2])
-        return self._like(self._ops.matmul(self._p, other._p))
+        try:
+            return self._like(self._ops.matmul(self._p, other._p))
+        except ValueError:
+            # Checked only on failure, so the common path pays nothing.
+            a, b = self.dims(), other.dims()
+            if a[-1] != b[-2]:
+                raise ValueError(
+                    f"matmul: inner dims differ: lhs {a} has {a[-1]} columns, rhs {b} has {b[-2]} rows"
+                ) from None
+            broadcast_shape("matmul", a[:-2], b[:-2])
+            raise
 
     def var(self, dim: int):
         """Unbiased variance along `dim` (divides by n - 1), size 1 at `dim`."""

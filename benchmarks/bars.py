@@ -1,0 +1,122 @@
+"""The performance bars of issues 2 and 3, checked on a run's results.
+
+A bar is PASS or FAIL on the ratio of medians measured in the same run
+(interleaved repeats). When it cannot be measured (framework missing, case
+filtered out, an error, a wrong result) it says NOT RUN and why: a bar is
+never silently dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .cases.autodiff import mlp_size
+from .cases.dispatch import BAR_OPS
+from .harness import fmt_time
+
+
+NOISY_IQR_PCT = 50.0   # an IQR above this share of the median marks a number as noisy
+
+
+@dataclass
+class Bar:
+    title: str          # what is compared
+    issue: int
+    case_id: str
+    fw: str             # framework measured
+    ref: str            # framework compared with
+    op: str             # "<=" or ">="
+    limit: float
+    unit: str           # what the ratio is, e.g. "x NumPy time"
+    value: float | None = None
+    status: str = "NOT RUN"
+    reason: str = ""
+
+    def line(self) -> str:
+        want = f"bar {self.op} {self.limit:g}"
+        if self.value is None:
+            return f"{self.status:<7} {self.title}: not measured ({self.reason}); {want}"
+        extra = f" [{self.reason}]" if self.reason else ""
+        return f"{self.status:<7} {self.title}: {self.value:.2f}{self.unit} ({want}){extra}"
+
+
+def _definitions(profile) -> list:
+    bars = [
+        Bar(f"NdArray per-op overhead, {op} on 4 elements", 2, f"dispatch/{op}/{'2x2' if op in ('sum_dim', 'matmul') else '4'}",
+            "ndarray", "numpy", "<=", 3.0, "x NumPy's call time")
+        for op in BAR_OPS
+    ]
+    bars += [
+        Bar("Taichi (cpu) element-wise add, 16M f32", 2, "elementwise/add/16M",
+            "taichi", "numpy", ">=", 0.7, "x NumPy's throughput"),
+        Bar("Taichi (cpu) matmul 1024x1024 f32", 2, "matmul/matmul/1024",
+            "taichi", "numpy", ">=", 0.5, "x NumPy's GFLOP/s"),
+        Bar(f"Autodiff[NdArray] MLP forward+backward step ({mlp_size(profile)})", 3,
+            f"autodiff/mlp_fwd_bwd/{mlp_size(profile)}",
+            "autodiff", "torch", "<=", 2.0, "x PyTorch's step time"),
+    ]
+    return bars
+
+
+def check(results: list, frameworks: list, profile) -> list:
+    """Evaluate every bar on `results` (a list of CaseResult)."""
+    by_id = {r.case.id: r for r in results}
+    fws = {fw.key: fw for fw in frameworks}
+    out = []
+    for bar in _definitions(profile):
+        res = by_id.get(bar.case_id)
+        missing = [k for k in (bar.fw, bar.ref) if k not in fws or not fws[k].available]
+        if missing:
+            k = missing[0]
+            bar.reason = f"{k}: " + (fws[k].note if k in fws else "not selected in this run")
+        elif res is None:
+            bar.reason = f"case {bar.case_id} not in this run (--only or profile)"
+        else:
+            for k in (bar.fw, bar.ref):
+                e = res.entries.get(k)
+                if e is None or not e.ok:
+                    bar.reason = f"{k}: {e.error if e else 'no result'}"
+                    break
+            else:
+                bar.value = res.ratio(bar.fw, bar.ref)
+                ok = bar.value <= bar.limit if bar.op == "<=" else bar.value >= bar.limit
+                bar.status = "PASS" if ok else "FAIL"
+                bad = [f"{k} {res.entries[k].check}" for k in (bar.fw, bar.ref)
+                       if res.entries[k].check.startswith("MISMATCH")]
+                noisy = [f"{k} IQR {res.entries[k].stats.iqr_pct:.0f}%" for k in (bar.fw, bar.ref)
+                         if res.entries[k].stats.iqr_pct > NOISY_IQR_PCT]
+                if bad:
+                    bar.status = "FAIL"
+                    bar.reason = "wrong result: " + "; ".join(bad)
+                elif noisy:
+                    bar.reason = "noisy: " + ", ".join(noisy)
+        out.append(bar)
+    return out
+
+
+def info_lines(results: list) -> list:
+    """Figures the issues ask to report without a bar."""
+    by_id = {r.case.id: r for r in results}
+    lines = []
+    for op, size in (("tracked_add", "4"), ("tracked_matmul", "2x2"), ("tiny_fwd_bwd", "4")):
+        res = by_id.get(f"autodiff/{op}/{size}")
+        if res is None:
+            continue
+        for key in ("autodiff", "autodiff_taichi"):
+            r = res.ratio(key, "torch")
+            if r is not None:
+                lines.append(
+                    f"INFO    {res.case.op} ({size}) on {key}: {fmt_time(res.median(key))} vs PyTorch "
+                    f"{fmt_time(res.median('torch'))} ({r:.2f}x PyTorch's time)"
+                )
+    for res in results:
+        if res.case.op != "mlp_fwd_bwd":
+            continue
+        for key, ref in (("autodiff", "torch"), ("autodiff_1t", "torch_1t"), ("autodiff_taichi", "torch")):
+            r = res.ratio(key, ref)
+            if r is not None:
+                lines.append(
+                    f"INFO    mlp_fwd_bwd on {key}: {fmt_time(res.median(key))} vs {ref} "
+                    f"{fmt_time(res.median(ref))} ({r:.2f}x {ref}'s time)"
+                )
+    return lines

@@ -1,0 +1,233 @@
+"""The frameworks compared, behind one small adapter.
+
+Each `Framework` turns the case's NumPy inputs into its own tensors, gives the
+statements their helper names, syncs, and converts results back for the
+correctness check. A framework that cannot be imported or fails a one-line
+probe is kept with `available=False` and the reason, so the report can say
+why its column is empty instead of silently leaving it out.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable
+
+import numpy as np
+
+from .harness import short_error
+
+
+def _noop() -> None:
+    return None
+
+
+@dataclass
+class Framework:
+    key: str                 # "numpy", "ndarray", "taichi", "autodiff", "autodiff_taichi", "torch"
+    label: str               # as printed in the report
+    api: str                 # "numpy" | "burnbook" | "torch"
+    available: bool = True
+    note: str = ""           # why unavailable, or thread/arch details
+    backend: Any = None      # burnbook backend class
+    device: Any = None
+    sync: Callable[[], None] = _noop
+    helpers: dict = field(default_factory=dict)
+    enter: Callable[[], None] = _noop    # called before each timed run (outside the timer)
+    exit: Callable[[], None] = _noop     # and after it
+    families: tuple | None = None        # families it runs in by default (None: all);
+                                         # a case naming it in `frameworks` always runs it
+
+    def tensor(self, a: np.ndarray):
+        if self.api == "numpy":
+            return np.array(a, copy=True)
+        if self.api == "torch":
+            import torch
+
+            return torch.from_numpy(np.array(a, copy=True))
+        from burnbook import Tensor
+
+        return Tensor[self.backend, a.ndim].from_data(a, self.device)
+
+    def namespace(self, inputs: dict) -> dict:
+        ns = dict(self.helpers)
+        for name, a in inputs.items():
+            ns[name] = self.tensor(a)
+        return ns
+
+    def to_numpy(self, obj) -> np.ndarray:
+        if self.api == "torch":
+            return obj.detach().cpu().numpy()
+        if self.api == "burnbook":
+            return obj.to_numpy()
+        return np.asarray(obj)
+
+
+ORDER = ("numpy", "ndarray", "taichi", "autodiff", "autodiff_taichi", "torch",
+         "numpy_1t", "ndarray_1t", "autodiff_1t", "torch_1t")
+SINGLE_THREAD = ("numpy_1t", "ndarray_1t", "autodiff_1t", "torch_1t")
+_made: dict = {}
+
+_NUMPY: Framework | None = None
+
+
+def numpy_framework() -> Framework:
+    global _NUMPY
+    if _NUMPY is None:
+        _NUMPY = Framework("numpy", "NumPy", "numpy", helpers={"np": np})
+    return _NUMPY
+
+
+def _burnbook(key: str, label: str, make_backend: Callable[[], tuple], families: tuple | None = None) -> Framework:
+    """A burnbook backend, probed with a tiny add (and backward for autodiff)."""
+    try:
+        from burnbook import Tensor
+        from burnbook.tensor import activation
+
+        backend, device = make_backend()
+        x = Tensor[backend, 1].from_data(np.ones(4, np.float32), device)
+        if getattr(backend, "is_autodiff", False):
+            x = x.require_grad()
+            grads = (x * x).sum().backward()
+            x.grad(grads).to_numpy()
+        got = (x + x).to_numpy()
+        if not np.allclose(got, 2.0):
+            raise RuntimeError(f"probe x + x gave {got}")
+        sync = getattr(backend, "sync", None) or _noop
+        helpers = {"np": np, "Tensor": Tensor, "B": backend, "device": device, "relu": activation.relu}
+        return Framework(key, label, "burnbook", backend=backend, device=device,
+                         sync=sync, helpers=helpers, families=families)
+    except Exception as exc:
+        return Framework(key, label, "burnbook", available=False,
+                         note=f"skipped: {short_error(exc, 240)}")
+
+
+def _ndarray():
+    from burnbook.backend import NdArray
+
+    return NdArray, NdArray.default_device()
+
+
+def _taichi_backend():
+    from burnbook.backend import Taichi
+
+    try:
+        from burnbook.backend import TaichiDevice
+
+        device = TaichiDevice.cpu()
+    except (ImportError, AttributeError):
+        device = Taichi.default_device()
+    return Taichi, device
+
+
+def _autodiff():
+    from burnbook.backend import Autodiff, NdArray
+
+    backend = Autodiff[NdArray]
+    return backend, NdArray.default_device()
+
+
+def _autodiff_taichi():
+    from burnbook.backend import Autodiff
+
+    inner, device = _taichi_backend()
+    return Autodiff[inner], device
+
+
+def _torch(threads: int) -> Framework:
+    """PyTorch (CPU) with `threads` intra-op threads."""
+    try:
+        import torch
+
+        helpers = {"torch": torch, "F": torch.nn.functional, "np": np}
+        torch.set_num_threads(threads)
+        note = f"torch.set_num_threads({threads}); get_num_threads() = {torch.get_num_threads()}"
+        return Framework("torch", "PyTorch (CPU)", "torch", note=note, helpers=helpers)
+    except Exception as exc:
+        return Framework("torch", "PyTorch (CPU)", "torch", available=False,
+                         note=f"skipped: {short_error(exc, 240)}")
+
+
+def single_thread(base: Framework) -> Framework:
+    """`base` run on one thread: NumPy's OpenBLAS and PyTorch are set to one
+    thread around each of its runs (outside the timer) and restored after.
+    Only in the cases that name it (the MLP cases): on a busy 2-core machine a
+    2-thread BLAS call can stall for whole scheduler ticks, and these rows
+    show the same step without that."""
+    from . import machine
+
+    label = base.label[:-1] + ", 1 thread)" if base.label.endswith(")") else base.label + " (1 thread)"
+    fw = replace(base, key=base.key + "_1t", label=label, families=())
+    if not base.available:
+        return fw
+    saved: list = []
+
+    def enter():
+        torch = sys.modules.get("torch")
+        saved.append((machine.blas_threads(), torch.get_num_threads() if torch else None))
+        machine.set_blas_threads(1)
+        if torch:
+            torch.set_num_threads(1)
+
+    def leave():
+        blas, tt = saved.pop() if saved else (None, None)
+        if blas:
+            machine.set_blas_threads(blas)
+        torch = sys.modules.get("torch")
+        if torch and tt:
+            torch.set_num_threads(tt)
+
+    fw.enter, fw.exit = enter, leave
+    fw.note = "NumPy's BLAS and PyTorch set to 1 thread around its runs; MLP cases only"
+    return fw
+
+
+def discover(keys: tuple | None = None, threads: int | None = None) -> list:
+    """Every framework of `keys` (default: all), in report order, each probed."""
+    threads = threads or os.cpu_count() or 1
+    makers = {
+        "numpy": numpy_framework,
+        "ndarray": lambda: _burnbook("ndarray", "burnbook NdArray", _ndarray),
+        "taichi": lambda: _burnbook("taichi", "burnbook Taichi (cpu)", _taichi_backend),
+        "autodiff": lambda: _burnbook("autodiff", "burnbook Autodiff[NdArray]", _autodiff),
+        "autodiff_taichi": lambda: _burnbook("autodiff_taichi", "burnbook Autodiff[Taichi] (cpu)", _autodiff_taichi,
+                                             families=("dispatch", "autodiff")),
+        "torch": lambda: _torch(threads),
+    }
+    for key in SINGLE_THREAD:
+        base = key[: -len("_1t")]
+        makers[key] = (lambda b=base: single_thread(_made[b]))
+    unknown = set(keys or ()) - set(makers)
+    if unknown:
+        raise ValueError(f"unknown framework(s) {sorted(unknown)}; choose from {list(ORDER)}")
+    out = []
+    _made.clear()
+    for key in ORDER:
+        if key in SINGLE_THREAD and (keys is None or key in keys) and key[:-3] not in _made:
+            _made[key[:-3]] = makers[key[:-3]]()   # the base, even when not selected itself
+        if keys is None or key in keys:
+            fw = _made.get(key) or makers[key]()
+            _made[key] = fw
+            out.append(fw)
+    # Taichi's arch: print what ran (the device of a live tensor).
+    for fw in out:
+        if fw.key in ("taichi", "autodiff_taichi") and fw.available:
+            fw.note = taichi_note(fw)
+        if fw.available and fw.families and fw.key not in SINGLE_THREAD:
+            fw.note += f"; {' and '.join(fw.families)} families only"
+    return out
+
+
+def taichi_note(fw: Framework) -> str:
+    parts = [f"device {fw.device!r}"]
+    try:
+        import taichi as ti
+
+        cfg = ti.lang.impl.current_cfg()
+        parts.append(f"arch {cfg.arch}")
+        parts.append(f"cpu_max_num_threads {cfg.cpu_max_num_threads}")
+        parts.append(f"offline_cache {cfg.offline_cache}")
+    except Exception:
+        pass
+    return ", ".join(parts)

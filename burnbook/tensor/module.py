@@ -1,0 +1,239 @@
+"""Module operations as functions (Burn's `burn::tensor::module`).
+
+    from burnbook.tensor.module import conv2d, max_pool2d
+    from burnbook.tensor.ops import ConvOptions
+    y = conv2d(x, weight, bias, ConvOptions(stride=1, padding=1, dilation=1, groups=1))
+    y = max_pool2d(y, kernel_size=2, stride=2, padding=0, dilation=1)
+
+Layouts are Burn's and PyTorch's: `x [batch, channels, (height,) width]`,
+conv weights `[out, in/groups, (kh,) kw]`, conv_transpose weights
+`[in, out/groups, (kh,) kw]`. Sizes, strides, paddings and dilations are an
+int or one value per spatial dim. Every function checks its arguments and
+names the shapes when they do not fit, then calls the backend's op, so
+autodiff (and its backward) comes with the backend.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from burnbook.backend.module_ops import (
+    ConvOptions, ConvTransposeOptions, _tuple, conv_output_size, conv_transpose_output_size,
+    pool_output_size,
+)
+from .kind import Float, Int
+
+__all__ = [
+    "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d",
+    "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d", "avg_pool2d",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "embedding",
+]
+
+_LAYOUT = {3: "[batch, channels, length]", 4: "[batch, channels, height, width]"}
+
+
+def _check(op: str, t: Any, rank: int, name: str = "x", kind: type = Float) -> None:
+    from .core import TensorBase
+
+    if not isinstance(t, TensorBase):
+        raise TypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}")
+    if t.kind is not kind:
+        raise TypeError(f"{op}: {name} must be a {kind.name} tensor, got {t.kind.name}")
+    if t.ndim != rank:
+        layout = f" {_LAYOUT[rank]}" if name == "x" and rank in _LAYOUT else ""
+        raise ValueError(f"{op}: {name} must have rank {rank}{layout}, got rank {t.ndim} (shape {t.dims()})")
+
+
+def _same_backend(op: str, x: Any, *others: Any) -> None:
+    for o in others:
+        if o is not None and o.backend is not x.backend:
+            raise TypeError(f"{op}: tensors from different backends ({x.backend.name()} and {o.backend.name()})")
+
+
+def _check_kernel_fits(op: str, x: Any, kernel, padding, dilation) -> None:
+    """The (dilated) kernel must fit in the padded input, per spatial dim."""
+    size = x.dims()[2:]
+    span = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
+    if any(s > n + 2 * p for s, n, p in zip(span, size, padding)):
+        dil = f", dilation {list(dilation)}: spans {span}" if any(d > 1 for d in dilation) else ""
+        raise ValueError(
+            f"{op}: the kernel {list(kernel)}{dil} is larger than the padded input "
+            f"{[n + 2 * p for n, p in zip(size, padding)]} (x {x.dims()}, padding {list(padding)})")
+
+
+# -- convolution ------------------------------------------------------------------------
+
+def _conv(op: str, rank: int, x, weight, bias, options):
+    _check(op, x, rank)
+    _check(op, weight, rank, "weight")
+    if bias is not None:
+        _check(op, bias, 1, "bias")
+    _same_backend(op, x, weight, bias)
+    o = (options if options is not None else ConvOptions()).resolved(rank - 2)
+    c = x.dims()[1]
+    out_ch, cg = weight.dims()[:2]
+    kernel = weight.dims()[2:]
+    if out_ch % o.groups:
+        raise ValueError(f"{op}: weight {weight.dims()} has {out_ch} output channels, "
+                         f"not divisible by groups={o.groups}")
+    if c != cg * o.groups:
+        raise ValueError(f"{op}: x {x.dims()} has {c} channels, but weight {weight.dims()} "
+                         f"[out, in/groups, ...] with groups={o.groups} expects {cg} x {o.groups} = {cg * o.groups}")
+    if bias is not None and bias.dims() != [out_ch]:
+        raise ValueError(f"{op}: bias {bias.dims()} must have shape [{out_ch}] (the weight's output channels)")
+    _check_kernel_fits(op, x, kernel, o.padding, o.dilation)
+    p = getattr(x.backend, op)(x._p, weight._p, None if bias is None else bias._p, o)
+    return x._as(p)
+
+
+def conv1d(x, weight, bias=None, options: ConvOptions | None = None):
+    """1-D convolution: `x [N, C, L]`, `weight [O, C/groups, K]`, `bias [O]`
+    or None -> `[N, O, Lo]`, Lo = floor((L + 2p - d(K - 1) - 1) / s) + 1."""
+    return _conv("conv1d", 3, x, weight, bias, options)
+
+
+def conv2d(x, weight, bias=None, options: ConvOptions | None = None):
+    """2-D convolution: `x [N, C, H, W]`, `weight [O, C/groups, kh, kw]`,
+    `bias [O]` or None -> `[N, O, Ho, Wo]` (PyTorch's `F.conv2d`)."""
+    return _conv("conv2d", 4, x, weight, bias, options)
+
+
+def _conv_transpose(op: str, rank: int, x, weight, bias, options):
+    _check(op, x, rank)
+    _check(op, weight, rank, "weight")
+    if bias is not None:
+        _check(op, bias, 1, "bias")
+    _same_backend(op, x, weight, bias)
+    o = (options if options is not None else ConvTransposeOptions()).resolved(rank - 2)
+    c = x.dims()[1]
+    in_ch, og = weight.dims()[:2]
+    kernel = weight.dims()[2:]
+    if c != in_ch:
+        raise ValueError(f"{op}: x {x.dims()} has {c} channels, but weight {weight.dims()} "
+                         f"[in, out/groups, ...] expects {in_ch}")
+    if in_ch % o.groups:
+        raise ValueError(f"{op}: weight {weight.dims()} has {in_ch} input channels, "
+                         f"not divisible by groups={o.groups}")
+    if bias is not None and bias.dims() != [og * o.groups]:
+        raise ValueError(f"{op}: bias {bias.dims()} must have shape [{og * o.groups}] "
+                         f"(out/groups {og} x groups {o.groups})")
+    for po, s, d in zip(o.padding_out, o.stride, o.dilation):
+        if po >= max(s, d):
+            raise ValueError(f"{op}: padding_out {list(o.padding_out)} must be smaller than the stride "
+                             f"{list(o.stride)} or the dilation {list(o.dilation)}")
+    size = [conv_transpose_output_size(n, k, s, p, po, d) for n, k, s, p, po, d in
+            zip(x.dims()[2:], kernel, o.stride, o.padding, o.padding_out, o.dilation)]
+    if any(n < 1 for n in size):
+        raise ValueError(f"{op}: the output would have size {size} (x {x.dims()}, kernel {kernel}, "
+                         f"padding {list(o.padding)} too large)")
+    p = getattr(x.backend, op)(x._p, weight._p, None if bias is None else bias._p, o)
+    return x._as(p)
+
+
+def conv_transpose1d(x, weight, bias=None, options: ConvTransposeOptions | None = None):
+    """1-D transposed convolution: `x [N, C, L]`, `weight [C, O/groups, K]`
+    -> `[N, O, Lo]`, Lo = (L - 1) s - 2p + d(K - 1) + padding_out + 1."""
+    return _conv_transpose("conv_transpose1d", 3, x, weight, bias, options)
+
+
+def conv_transpose2d(x, weight, bias=None, options: ConvTransposeOptions | None = None):
+    """2-D transposed convolution: `x [N, C, H, W]`, `weight [C, O/groups,
+    kh, kw]`, `bias [O]` or None -> `[N, O, Ho, Wo]` (`F.conv_transpose2d`)."""
+    return _conv_transpose("conv_transpose2d", 4, x, weight, bias, options)
+
+
+# -- pooling ------------------------------------------------------------------------------
+
+def _pool_args(op: str, x, n: int, kernel_size, stride, padding, dilation=1, ceil_mode=False) -> tuple:
+    k = _tuple(kernel_size, n, "kernel_size")
+    s = k if stride is None else _tuple(stride, n, "stride")
+    p, d = _tuple(padding, n, "padding"), _tuple(dilation, n, "dilation")
+    if any(v < 1 for v in k + s + d):
+        raise ValueError(f"{op}: kernel_size {list(k)}, stride {list(s)} and dilation {list(d)} must be >= 1")
+    half = [kk // 2 for kk in k]  # PyTorch's rule, dilation or not
+    if any(pp < 0 or pp > h for pp, h in zip(p, half)):
+        raise ValueError(f"{op}: padding {list(p)} must be between 0 and half the kernel {half} "
+                         f"(kernel_size {list(k)})")
+    _check_kernel_fits(op, x, k, p, d)
+    size = [pool_output_size(m, kk, ss, pp, dd, ceil_mode)
+            for m, kk, ss, pp, dd in zip(x.dims()[2:], k, s, p, d)]
+    if any(m < 1 for m in size):
+        raise ValueError(f"{op}: the output would be empty ({size}) for x {x.dims()}")
+    return k, s, p, d
+
+
+def _max_pool(op: str, rank: int, x, kernel_size, stride, padding, dilation, ceil_mode):
+    _check(op, x, rank)
+    k, s, p, d = _pool_args(op, x, rank - 2, kernel_size, stride, padding, dilation, ceil_mode)
+    return getattr(x.backend, op)(x._p, k, s, p, d, bool(ceil_mode))
+
+
+def max_pool1d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    """Max over windows of `x [N, C, L]` (stride defaults to kernel_size)."""
+    return x._as(_max_pool("max_pool1d", 3, x, kernel_size, stride, padding, dilation, ceil_mode))
+
+
+def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    """Max over windows of `x [N, C, H, W]` -> `[N, C, Ho, Wo]`; padding
+    never wins, `ceil_mode` keeps a last partial window (PyTorch's rules)."""
+    return x._as(_max_pool("max_pool2d", 4, x, kernel_size, stride, padding, dilation, ceil_mode))
+
+
+def max_pool1d_with_indices(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    """`max_pool1d` and an Int tensor of each max's position along L."""
+    out, idx = _max_pool("max_pool1d_with_indices", 3, x, kernel_size, stride, padding, dilation, ceil_mode)
+    return x._as(out), x._as(idx, kind=Int)
+
+
+def max_pool2d_with_indices(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    """`max_pool2d` and an Int tensor `[N, C, Ho, Wo]` of each max's flat
+    position `h * W + w` in its input plane (PyTorch's `return_indices`)."""
+    out, idx = _max_pool("max_pool2d_with_indices", 4, x, kernel_size, stride, padding, dilation, ceil_mode)
+    return x._as(out), x._as(idx, kind=Int)
+
+
+def _avg_pool(op: str, rank: int, x, kernel_size, stride, padding, count_include_pad):
+    _check(op, x, rank)
+    k, s, p, _ = _pool_args(op, x, rank - 2, kernel_size, stride, padding)
+    return x._as(getattr(x.backend, op)(x._p, k, s, p, bool(count_include_pad)))
+
+
+def avg_pool1d(x, kernel_size, stride=None, padding=0, count_include_pad=True):
+    """Mean over windows of `x [N, C, L]`; `count_include_pad` counts the
+    zero padding in the divisor (PyTorch's default)."""
+    return _avg_pool("avg_pool1d", 3, x, kernel_size, stride, padding, count_include_pad)
+
+
+def avg_pool2d(x, kernel_size, stride=None, padding=0, count_include_pad=True):
+    """Mean over windows of `x [N, C, H, W]` -> `[N, C, Ho, Wo]`."""
+    return _avg_pool("avg_pool2d", 4, x, kernel_size, stride, padding, count_include_pad)
+
+
+def _adaptive(op: str, rank: int, x, output_size):
+    _check(op, x, rank)
+    size = _tuple(output_size, rank - 2, "output_size")
+    if any(v < 1 for v in size):
+        raise ValueError(f"{op}: output_size {list(size)} must be >= 1")
+    return x._as(getattr(x.backend, op)(x._p, size))
+
+
+def adaptive_avg_pool1d(x, output_size):
+    """`x [N, C, L]` -> `[N, C, output_size]`, each output the mean of the
+    bin [floor(i L / out), ceil((i + 1) L / out))."""
+    return _adaptive("adaptive_avg_pool1d", 3, x, output_size)
+
+
+def adaptive_avg_pool2d(x, output_size):
+    """`x [N, C, H, W]` -> `[N, C, *output_size]` (PyTorch's bins)."""
+    return _adaptive("adaptive_avg_pool2d", 4, x, output_size)
+
+
+# -- embedding ----------------------------------------------------------------------------
+
+def embedding(weights, indices):
+    """Rows of `weights [n, d]` picked by Int `indices [batch, seq]` ->
+    `[batch, seq, d]`; the backward adds into the picked rows."""
+    _check("embedding", weights, 2, "weights")
+    _check("embedding", indices, 2, "indices", Int)
+    _same_backend("embedding", weights, indices)
+    return weights._as(weights.backend.embedding(weights._p, indices._p), rank=3)
