@@ -21,8 +21,8 @@ import pytest
 import taichi as ti
 
 import burnbook.backend.taichi as tb
-
-from burnbook.backend.base import ALL_OPS
+from burnbook.backend.base import ALL_OPS, BOOL_OPS, FLOAT_OPS, INT_OPS, MODULE_OPS
+from burnbook.backend.module_ops import ConvOptions, ConvTransposeOptions
 from burnbook.backend.ndarray import NdArray as N
 from burnbook.backend.taichi import Taichi as T
 from burnbook.backend.taichi import TaichiDevice, TaichiTensor, kernel_stats
@@ -54,6 +54,115 @@ def _gpu_kind() -> str | None:
 
 
 
+# -- helpers: the same data on both backends -------------------------------------------
+class P:
+    """One tensor on both backends: `n` (NdArray) and `t` (Taichi)."""
+
+    def __init__(self, n, t):
+        self.n, self.t = n, t
+
+
+def _kind(arr: np.ndarray) -> str:
+    return "bool" if arr.dtype == np.bool_ else "int" if arr.dtype.kind in "iu" else "float"
+
+
+def _from(backend, arr: np.ndarray):
+    device = N.default_device() if backend is N else DEV
+    return getattr(backend, f"{_kind(arr)}_from_data")(arr, device)
+
+
+def pair(arr: np.ndarray, layout: str = "contig") -> P:
+    """`arr` on both backends, laid out as asked: contig; permute / swap (a
+    transposed buffer seen through permute / swap_dims); slice (every other
+    row of a taller buffer, walked backwards); expand (arr[:1] broadcast along
+    dim 0, so the values differ from arr)."""
+    k = _kind(arr)
+    prims = []
+    for B in (N, T):
+        if layout == "contig" or arr.ndim == 0:
+            p = _from(B, arr)
+        elif layout == "permute":
+            axes = tuple(reversed(range(arr.ndim)))
+            p = getattr(B, f"{k}_permute")(_from(B, np.ascontiguousarray(arr.transpose(axes))), axes)
+        elif layout == "swap":
+            base = np.ascontiguousarray(np.swapaxes(arr, 0, -1))
+            p = getattr(B, f"{k}_swap_dims")(_from(B, base), 0, arr.ndim - 1)
+        elif layout == "slice":
+            tall = np.repeat(arr, 2, axis=0)
+            if arr.shape[0]:
+                tall[::-2] = arr
+                tall[-2::-2] = arr[::-1]  # other rows: wrong values if the view were off
+            p = getattr(B, f"{k}_slice")(_from(B, tall), (slice(None, None, -2),))
+        elif layout == "expand":
+            p = getattr(B, f"{k}_expand")(_from(B, np.ascontiguousarray(arr[:1])), arr.shape)
+        else:
+            raise ValueError(layout)
+        prims.append(p)
+    return P(*prims)
+
+
+def data(p) -> np.ndarray:
+    return T.float_into_data(p) if isinstance(p, TaichiTensor) else np.array(p)
+
+
+def same(got, ref, what: str = "", rtol: float = 2e-5, atol: float = 1e-6) -> None:
+    got, ref = data(got), data(ref)
+    assert got.shape == ref.shape, f"{what}: shape {got.shape} != {ref.shape}"
+    assert got.dtype == ref.dtype, f"{what}: dtype {got.dtype} != {ref.dtype}"
+    if got.dtype.kind == "f":
+        np.testing.assert_allclose(got, ref, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
+    else:
+        np.testing.assert_array_equal(got, ref, err_msg=what)
+
+
+def both(op: str, *args):
+    """Run `op` on both backends (P arguments split per backend, lists of P too)."""
+    def pick(a, side):
+        if isinstance(a, P):
+            return getattr(a, side)
+        if isinstance(a, list) and a and isinstance(a[0], P):
+            return [getattr(x, side) for x in a]
+        return a
+    return getattr(N, op)(*[pick(a, "n") for a in args]), getattr(T, op)(*[pick(a, "t") for a in args])
+
+
+def check(op: str, *args, rtol: float = 2e-5, atol: float = 1e-6) -> None:
+    ref, got = both(op, *args)
+    if isinstance(ref, tuple):  # shape
+        assert ref == got, f"{op}: {got} != {ref}"
+        return
+    same(got, ref, f"{op}{tuple(a if not isinstance(a, P) else '<t>' for a in args)}", rtol, atol)
+
+
+def rand_float(shape, special: bool = True, dtype=np.float32) -> np.ndarray:
+    a = RNG.normal(0, 2, size=shape).astype(dtype)
+    if special and a.size >= 6:
+        a.reshape(-1)[RNG.choice(a.size, 3, replace=False)] = [np.nan, np.inf, -np.inf]
+    return a
+
+
+def make(kind: str, shape, special: bool = True) -> np.ndarray:
+    if kind == "float":
+        return rand_float(shape, special)
+    if kind == "int":
+        return RNG.integers(-20, 20, size=shape).astype(np.int64)
+    return RNG.random(shape) < 0.5
+
+
+LAYOUTS = ("contig", "permute", "swap", "slice", "expand")
+SHAPES = [(5,), (2, 3), (4, 1, 3), (2, 3, 2, 2), (3, 2, 1, 2, 2, 2), (0, 3), (3, 0, 2)]
+
+
+def cases(kind: str, special: bool = True):
+    """(shape, layout, P) over the shapes and layouts."""
+    for shape in SHAPES:
+        for layout in LAYOUTS:
+            yield shape, layout, pair(make(kind, shape, special), layout)
+
+
+def squeeze_some(shape: tuple) -> tuple:
+    """The shape with a random subset of dims set to 1 (to broadcast against it)."""
+    return tuple(1 if RNG.random() < 0.4 else s for s in shape)
 
 def t(arr) -> TaichiTensor:
     """A Taichi primitive; Python float lists become f32."""
@@ -76,18 +185,18 @@ def test_device_constructors_repr_and_equality() -> None:
 
 def test_runtime_starts_lazily_and_quietly() -> None:
     out = run_py("""
+        import sys
         import numpy as np
-        from taichi.lang import impl
         from burnbook.backend.taichi import Taichi, TaichiDevice, running_device
-        assert impl.get_runtime().prog is None and running_device() is None, "started at import"
         d = Taichi.default_device()
-        assert impl.get_runtime().prog is None, "started by default_device()"
+        assert "taichi" not in sys.modules and running_device() is None, "taichi imported before a tensor"
         p = Taichi.float_from_data(np.arange(3, dtype=np.float32), d)
+        from taichi.lang import impl
         print("RUNNING", running_device(), impl.current_cfg().offline_cache, Taichi.float_into_data(p))
     """)
     assert out.returncode == 0, out.stderr
     assert "RUNNING Cpu(" in out.stdout and "True [0. 1. 2.]" in out.stdout
-    assert "Starting on arch" not in out.stdout + out.stderr
+    assert "[Taichi]" not in out.stdout + out.stderr  # neither the version banner nor "Starting on arch"
 
 
 def test_another_arch_after_start_raises() -> None:
@@ -248,6 +357,7 @@ def test_zero_size_tensors_launch_nothing() -> None:
 
 
 def test_matmul_kernel_selection_and_the_taichi_kernel() -> None:
+    t([0.0])
     assert tb.K.matmul.uses_blas()  # CPU arch: NumPy BLAS on the device buffers (see kernels/matmul.py)
     policy = dict(tb.K.matmul._policy)
     try:
@@ -302,117 +412,6 @@ def test_gpu_ops_match_numpy(gpu_kind: str) -> None:
     """, {"BURNBOOK_TAICHI_ARCH": "best"})
     assert out.returncode == 0, out.stderr
     assert "GPU_OK" in out.stdout and "Cpu" not in out.stdout
-
-
-# -- helpers: the same data on both backends -------------------------------------------
-class P:
-    """One tensor on both backends: `n` (NdArray) and `t` (Taichi)."""
-
-    def __init__(self, n, t):
-        self.n, self.t = n, t
-
-
-def _kind(arr: np.ndarray) -> str:
-    return "bool" if arr.dtype == np.bool_ else "int" if arr.dtype.kind in "iu" else "float"
-
-
-def _from(backend, arr: np.ndarray):
-    device = N.default_device() if backend is N else DEV
-    return getattr(backend, f"{_kind(arr)}_from_data")(arr, device)
-
-
-def pair(arr: np.ndarray, layout: str = "contig") -> P:
-    """`arr` on both backends, laid out as asked: contig; permute / swap (a
-    transposed buffer seen through permute / swap_dims); slice (every other
-    row of a taller buffer, walked backwards); expand (arr[:1] broadcast along
-    dim 0, so the values differ from arr)."""
-    k = _kind(arr)
-    prims = []
-    for B in (N, T):
-        if layout == "contig" or arr.ndim == 0:
-            p = _from(B, arr)
-        elif layout == "permute":
-            axes = tuple(reversed(range(arr.ndim)))
-            p = getattr(B, f"{k}_permute")(_from(B, np.ascontiguousarray(arr.transpose(axes))), axes)
-        elif layout == "swap":
-            base = np.ascontiguousarray(np.swapaxes(arr, 0, -1))
-            p = getattr(B, f"{k}_swap_dims")(_from(B, base), 0, arr.ndim - 1)
-        elif layout == "slice":
-            tall = np.repeat(arr, 2, axis=0)
-            if arr.shape[0]:
-                tall[::-2] = arr
-                tall[-2::-2] = arr[::-1]  # other rows: wrong values if the view were off
-            p = getattr(B, f"{k}_slice")(_from(B, tall), (slice(None, None, -2),))
-        elif layout == "expand":
-            p = getattr(B, f"{k}_expand")(_from(B, np.ascontiguousarray(arr[:1])), arr.shape)
-        else:
-            raise ValueError(layout)
-        prims.append(p)
-    return P(*prims)
-
-
-def data(p) -> np.ndarray:
-    return T.float_into_data(p) if isinstance(p, TaichiTensor) else np.array(p)
-
-
-def same(got, ref, what: str = "", rtol: float = 2e-5, atol: float = 1e-6) -> None:
-    got, ref = data(got), data(ref)
-    assert got.shape == ref.shape, f"{what}: shape {got.shape} != {ref.shape}"
-    assert got.dtype == ref.dtype, f"{what}: dtype {got.dtype} != {ref.dtype}"
-    if got.dtype.kind == "f":
-        np.testing.assert_allclose(got, ref, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
-    else:
-        np.testing.assert_array_equal(got, ref, err_msg=what)
-
-
-def both(op: str, *args):
-    """Run `op` on both backends (P arguments split per backend, lists of P too)."""
-    def pick(a, side):
-        if isinstance(a, P):
-            return getattr(a, side)
-        if isinstance(a, list) and a and isinstance(a[0], P):
-            return [getattr(x, side) for x in a]
-        return a
-    return getattr(N, op)(*[pick(a, "n") for a in args]), getattr(T, op)(*[pick(a, "t") for a in args])
-
-
-def check(op: str, *args, rtol: float = 2e-5, atol: float = 1e-6) -> None:
-    ref, got = both(op, *args)
-    if isinstance(ref, tuple):  # shape
-        assert ref == got, f"{op}: {got} != {ref}"
-        return
-    same(got, ref, f"{op}{tuple(a if not isinstance(a, P) else '<t>' for a in args)}", rtol, atol)
-
-
-def rand_float(shape, special: bool = True, dtype=np.float32) -> np.ndarray:
-    a = RNG.normal(0, 2, size=shape).astype(dtype)
-    if special and a.size >= 6:
-        a.reshape(-1)[RNG.choice(a.size, 3, replace=False)] = [np.nan, np.inf, -np.inf]
-    return a
-
-
-def make(kind: str, shape, special: bool = True) -> np.ndarray:
-    if kind == "float":
-        return rand_float(shape, special)
-    if kind == "int":
-        return RNG.integers(-20, 20, size=shape).astype(np.int64)
-    return RNG.random(shape) < 0.5
-
-
-LAYOUTS = ("contig", "permute", "swap", "slice", "expand")
-SHAPES = [(5,), (2, 3), (4, 1, 3), (2, 3, 2, 2), (3, 2, 1, 2, 2, 2), (0, 3), (3, 0, 2)]
-
-
-def cases(kind: str, special: bool = True):
-    """(shape, layout, P) over the shapes and layouts."""
-    for shape in SHAPES:
-        for layout in LAYOUTS:
-            yield shape, layout, pair(make(kind, shape, special), layout)
-
-
-def squeeze_some(shape: tuple) -> tuple:
-    """The shape with a random subset of dims set to 1 (to broadcast against it)."""
-    return tuple(1 if RNG.random() < 0.4 else s for s in shape)
 
 
 # -- one case per op of the protocol ---------------------------------------------------------
@@ -597,9 +596,8 @@ def case_swap(op: str) -> None:
     kind = k_of(op)
     for shape, layout, a in cases(kind):
         check(op, a, 0, len(shape) - 1)
-        x = getattr(T, op)(a.t, 0, len(shape) - 1)
-        check("float_add" if kind == "float" else f"{kind}_equal", P(getattr(N, op)(a.n, 0, len(shape) - 1), x),
-              P(getattr(N, op)(a.n, 0, len(shape) - 1), x))
+        swapped = P(*both(op, a, 0, len(shape) - 1))
+        check(f"{kind}_equal", swapped, pair(data(swapped.n)))  # the view feeds the next op
 
 
 def case_permute(op: str) -> None:
@@ -755,12 +753,87 @@ def case_for(op: str):
     return PATTERNS[rest]
 
 
-@pytest.mark.parametrize("op", ALL_OPS)
+@pytest.mark.parametrize("op", FLOAT_OPS + INT_OPS + BOOL_OPS)
 def test_op_matches_ndarray(op: str) -> None:
     case_for(op)(op)
+
+
+def module_args(op: str) -> list:
+    """Arguments of a module op (resolved, as the tensor layer passes them)."""
+    f = lambda shape, layout="contig": pair(rand_float(shape, special=False), layout)  # noqa: E731
+    conv = ConvOptions(stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=2).resolved(2)
+    convt = ConvTransposeOptions(stride=(2, 2), padding=(1, 1), padding_out=(1, 0)).resolved(2)
+    pool = ((3, 2), (2, 1), (1, 0))
+    x4, x3 = f((2, 4, 7, 6), "permute"), f((2, 4, 9), "slice")
+    idx = pair(RNG.integers(0, 10, size=(2, 5)).astype(np.int64))
+    args = {
+        "conv2d": [x4, f((6, 2, 3, 3)), f((6,)), conv],
+        "conv1d": [x3, f((6, 2, 3)), None, ConvOptions(2, 1, 1, 2).resolved(1)],
+        "conv_transpose2d": [f((2, 4, 5, 5)), f((4, 3, 3, 3)), f((3,)), convt],
+        "conv_transpose1d": [f((2, 4, 6)), f((4, 3, 3)), None, ConvTransposeOptions(2, 1, 1).resolved(1)],
+        "conv2d_weight_backward": [x4, f((2, 6, 4, 2)), (6, 2, 3, 3), conv],
+        "avg_pool2d": [x4, *pool, False],
+        "avg_pool2d_backward": [x4, f((2, 4, 4, 5)), *pool, True],
+        "avg_pool1d": [x3, (3,), (2,), (1,), True],
+        "adaptive_avg_pool2d": [x4, (3, 4)],
+        "adaptive_avg_pool2d_backward": [x4, f((2, 4, 3, 4))],
+        "adaptive_avg_pool1d": [x3, (4,)],
+        "max_pool2d": [x4, *pool, (1, 1), True],
+        "max_pool2d_with_indices": [x4, *pool, (1, 2), False],
+        "max_pool1d": [x3, (3,), (2,), (1,), (1,), False],
+        "max_pool1d_with_indices": [x3, (3,), (2,), (1,), (2,), True],
+        "embedding": [f((10, 4)), idx],
+        "embedding_backward": [f((10, 4)), f((2, 5, 4), "swap"), idx],
+    }
+    return args[op]
+
+
+@pytest.mark.parametrize("op", MODULE_OPS)
+def test_module_op_defaults_run_on_taichi(op: str) -> None:
+    """Module ops are defaults composed of primitives (module_ops.py); on Taichi
+    they must agree with NdArray's own NumPy versions."""
+    if op == "max_pool2d_with_indices_backward":
+        x4 = pair(rand_float((2, 4, 7, 6), special=False), "permute")
+        pool = ((3, 2), (2, 1), (1, 0), (1, 1), False)
+        ref, got = both("max_pool2d_with_indices", x4, *pool)
+        same(got[1], ref[1], "indices")
+        og = pair(rand_float(N.float_shape(ref[0]), special=False))
+        check(op, x4, *pool, og, P(ref[1], got[1]), rtol=1e-5, atol=1e-5)
+        return
+    ref, got = both(op, *module_args(op))
+    for r, g in (zip(ref, got) if isinstance(ref, tuple) else [(ref, got)]):
+        same(g, r, op, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("op", ["float_add", "int_div", "float_exp", "float_lower_elem", "float_sum_dim",
+                                "int_argmax", "float_max", "float_gather", "float_scatter", "float_select_assign",
+                                "float_mask_where", "bool_mask_where", "float_mask_fill", "float_cat",
+                                "float_slice_assign", "float_into_data", "float_cast"])
+def test_parallel_kernels_match_ndarray(op: str, monkeypatch) -> None:
+    """Small tensors run the serial variants of the kernels; run these ops with
+    the thread-pool (parallel) variants too, on big and small tensors."""
+    t([0.0])  # the runtime (and tb.K) exists from here on
+    monkeypatch.setitem(tb.K.launch._serial_below, "n", 0)
+    case_for(op)(op)
+    x = pair(rand_float((130, 257)), "permute")
+    check("float_add", x, pair(rand_float((1, 257)), "slice"))
+    check("float_sum_dim", x, 0, rtol=1e-4, atol=1e-4)  # NumPy sums f32 pairwise; f64 here
+
+
+@pytest.mark.parametrize("op", ["float_add", "float_exp", "float_sum", "float_sum_dim", "float_argmin",
+                                "float_matmul", "float_gather", "float_scatter", "float_cat", "float_mask_where"])
+def test_gpu_layout_policies_on_the_cpu(op: str) -> None:
+    """GPU archs walk one element per thread, chunk reductions finer and use
+    the Taichi matmul; run those host-side choices here, on the CPU arch."""
+    t([0.0])
+    tb.K.configure(gpu=True)
+    try:
+        case_for(op)(op)
+    finally:
+        tb.K.configure(gpu=False)
 
 
 def test_every_op_is_implemented_and_covered() -> None:
     assert T.missing_ops() == []
     for op in ALL_OPS:
-        assert callable(case_for(op))
+        assert op in MODULE_OPS or callable(case_for(op))

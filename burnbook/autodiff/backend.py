@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..backend.base import AUTODIFF_OPS, BOOL_OPS, FLOAT_OPS, INT_OPS, Backend
+from ..backend.base import AUTODIFF_OPS, BOOL_OPS, FLOAT_OPS, INT_OPS, MODULE_OPS, Backend
 from . import engine
 from .gradients import Gradients
 from .graph import AutodiffTensor, leaf, track
 from .ops import TABLE, OpSpec
+from .ops.module import module_forward
 
 # Float ops with no gradient: they make new untracked tensors, or read one.
 _CREATE = ("float_from_data", "float_empty", "float_full", "float_random")
@@ -110,7 +111,8 @@ def _cat(inner: type, fn: Callable, spec: OpSpec) -> Callable:
     return op
 
 
-_FACTORIES = {"unary": _unary, "binary": _binary, "general": _general, "cat": _cat}
+_FACTORIES = {"unary": _unary, "binary": _binary, "general": _general, "cat": _cat,
+              "module": module_forward}
 
 
 def _create(fn: Callable) -> Callable:
@@ -146,7 +148,7 @@ def _build(inner: type) -> type:
         "__module__": __name__,
     }
     # An op the inner backend lacks stays undefined, so `missing_ops()` lists it.
-    for name in FLOAT_OPS:
+    for name in FLOAT_OPS + MODULE_OPS:  # module ops: conv, pooling (ops/module.py)
         fn = getattr(inner, name, None)
         if not callable(fn):
             continue

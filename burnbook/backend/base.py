@@ -34,6 +34,8 @@ from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
+from .module_ops import ModuleOps
+
 Shape = tuple
 Ranges = tuple
 
@@ -96,7 +98,21 @@ BOOL_OPS: tuple[str, ...] = (
     "bool_and", "bool_or", "bool_into_int", "bool_into_float",
 )
 
-ALL_OPS: tuple[str, ...] = FLOAT_OPS + INT_OPS + BOOL_OPS
+# Module operations (Burn's `ModuleOps`): every one has a default written with
+# the primitive ops above (`module_ops.ModuleOps`, a base of `Backend`), so a
+# backend gets them for free and overrides the ones it can do faster.
+# Signatures: see `ModuleOps`; the `*_backward` ops are the helpers the
+# autodiff rules call.
+MODULE_OPS: tuple[str, ...] = (
+    "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "conv2d_weight_backward",
+    "avg_pool1d", "avg_pool2d", "avg_pool2d_backward",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool2d_backward",
+    "max_pool1d", "max_pool1d_with_indices", "max_pool2d", "max_pool2d_with_indices",
+    "max_pool2d_with_indices_backward",
+    "embedding", "embedding_backward",
+)
+
+ALL_OPS: tuple[str, ...] = FLOAT_OPS + INT_OPS + BOOL_OPS + MODULE_OPS
 
 # The extra ops of an autodiff backend (Burn's `AutodiffBackend`), on Float
 # primitives only; Int and Bool primitives of `Autodiff[B]` are B's own.
@@ -114,8 +130,9 @@ AUTODIFF_OPS: tuple[str, ...] = (
 )
 
 
-class Backend:
-    """Base class of every backend; subclasses implement the ops of `ALL_OPS`.
+class Backend(ModuleOps):
+    """Base class of every backend; subclasses implement the ops of `ALL_OPS`
+    (the module ops of `MODULE_OPS` have defaults, inherited from `ModuleOps`).
 
     Class attributes a backend sets:
 

@@ -36,8 +36,15 @@ from .transformer import (
     TransformerEncoderInput, TransformerEncoderLayer,
 )
 
-# Convolution and pooling layers (nn/conv.py, nn/pool.py) are added here by
-# their own module when it lands.
+from .conv import (
+    Conv1d, Conv1dConfig, Conv2d, Conv2dConfig, ConvTranspose1d, ConvTranspose1dConfig, ConvTranspose2d,
+    ConvTranspose2dConfig,
+)
+from .padding import PaddingConfig1d, PaddingConfig2d
+from .pool import (
+    AdaptiveAvgPool1d, AdaptiveAvgPool1dConfig, AdaptiveAvgPool2d, AdaptiveAvgPool2dConfig, AvgPool1d,
+    AvgPool1dConfig, AvgPool2d, AvgPool2dConfig, MaxPool1d, MaxPool1dConfig, MaxPool2d, MaxPool2dConfig,
+)
 
 __all__ = [
     # initialisation and helpers
@@ -48,6 +55,12 @@ __all__ = [
     # activations
     "Relu", "ReLU", "Gelu", "GELU", "Sigmoid", "Tanh", "Silu", "Mish", "Softplus",
     "LeakyRelu", "LeakyReluConfig", "PRelu", "PReluConfig",
+    # convolution and pooling
+    "Conv1d", "Conv1dConfig", "Conv2d", "Conv2dConfig", "ConvTranspose1d", "ConvTranspose1dConfig",
+    "ConvTranspose2d", "ConvTranspose2dConfig", "PaddingConfig1d", "PaddingConfig2d",
+    "MaxPool1d", "MaxPool1dConfig", "MaxPool2d", "MaxPool2dConfig", "AvgPool1d", "AvgPool1dConfig",
+    "AvgPool2d", "AvgPool2dConfig", "AdaptiveAvgPool1d", "AdaptiveAvgPool1dConfig",
+    "AdaptiveAvgPool2d", "AdaptiveAvgPool2dConfig",
     # recurrent
     "GateController", "Lstm", "LstmConfig", "Gru", "GruConfig",
     # attention and transformer

@@ -9,7 +9,7 @@ from pathlib import Path
 import msgpack
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from burnbook import TensorData
 from burnbook.record import (
@@ -154,7 +154,8 @@ def test_top_level_can_be_a_plain_dict_or_a_tensor() -> None:
     assert tensor.shape == [2]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.data())
 def test_random_records_round_trip(data) -> None:
     dtypes = ["f16", "f32", "f64", "i8", "i32", "i64", "u8", "u64", "bool"]
