@@ -1,0 +1,73 @@
+"""Kernels that move data: host <-> device transfers, fill and arange.
+
+Host arrays are passed as external (NumPy) arrays, which Taichi maps directly
+on the CPU arch and stages through device memory on GPU archs.
+"""
+
+import numpy as np
+import taichi as ti
+
+from .launch import Buffer, Launcher, serial
+
+
+@ti.kernel
+def _upload(dst: ti.types.ndarray(), src: ti.types.ndarray(), n: ti.i32, serial: ti.template()):
+    ti.loop_config(serialize=serial)
+    for i in range(n):
+        dst[i] = src[i]
+
+
+@ti.kernel
+def _download(dst: ti.types.ndarray(), src: ti.types.ndarray(), offset: ti.i32, n: ti.i32, serial: ti.template()):
+    ti.loop_config(serialize=serial)
+    for i in range(n):
+        dst[i] = src[offset + i]
+
+
+@ti.kernel
+def _fill_f(out: ti.types.ndarray(), n: ti.i32, value: ti.f64, dt: ti.template(), serial: ti.template()):
+    ti.loop_config(serialize=serial)
+    for i in range(n):
+        out[i] = ti.cast(value, dt)
+
+
+@ti.kernel
+def _fill_i(out: ti.types.ndarray(), n: ti.i32, value: ti.i64, dt: ti.template(), serial: ti.template()):
+    ti.loop_config(serialize=serial)
+    for i in range(n):
+        out[i] = ti.cast(value, dt)
+
+
+@ti.kernel
+def _arange(out: ti.types.ndarray(), n: ti.i32, start: ti.i64, step: ti.i64, serial: ti.template()):
+    ti.loop_config(serialize=serial)
+    for i in range(n):
+        out[i] = start + ti.cast(i, ti.i64) * step
+
+
+_upload_k, _download_k = Launcher(_upload), Launcher(_download)
+_fill_f_k, _fill_i_k, _arange_k = Launcher(_fill_f), Launcher(_fill_i), Launcher(_arange)
+_FLOATS = frozenset(id(t) for t in (ti.f16, ti.f32, ti.f64))
+
+
+def upload(dst: Buffer, src: np.ndarray) -> None:
+    """Copy the 1-D contiguous host array `src` into `dst`."""
+    _upload_k(dst, src, src.size, serial(src.size))
+
+
+def download(dst: np.ndarray, src: Buffer, offset: int) -> None:
+    """Copy src[offset : offset + dst.size] into the 1-D contiguous host array `dst`."""
+    _download_k(dst, src, offset, dst.size, serial(dst.size))
+
+
+def fill(out: Buffer, value) -> None:
+    n = out.shape[0]
+    if id(out.dtype) in _FLOATS:
+        _fill_f_k(out, n, float(value), out.dtype, serial(n))
+    else:
+        _fill_i_k(out, n, int(value), out.dtype, serial(n))
+
+
+def arange(out: Buffer, start: int, step: int) -> None:
+    """out[i] = start + i * step (i64)."""
+    _arange_k(out, out.shape[0], int(start), int(step), serial(out.shape[0]))

@@ -1,0 +1,198 @@
+"""Host side of the kernels: flat device buffers and low-overhead launches.
+
+Taichi's public paths are built for a few large launches: `ti.ndarray(...)`
+captures a Python traceback and zero-fills (~70 us), and calling a kernel
+re-derives its template key and dispatches every argument in Python (~80 us).
+burnbook launches many small kernels, so:
+
+- `Buffer` is a flat 1-D `ti.ndarray` allocated without zero-fill or traceback,
+  from a small pool of freed buffers of the same dtype and size when one is
+  there (a caching allocator: re-touching fresh pages cost a 16M-element op
+  as much as the op itself). `BURNBOOK_TAICHI_POOL_MB` caps the pool (256).
+- `Launcher` wraps a `@ti.kernel`. The first call for a new signature (ndarray
+  dtypes and template values) goes through Taichi's normal call, which compiles
+  the kernel or loads it from the offline cache; later calls set the arguments
+  on a launch context and launch the cached compiled kernel directly (~15 us,
+  most of it the CPU thread pool's dispatch).
+
+This reaches into Taichi 1.7 internals (`Kernel._primal`, launch contexts),
+which is why pyproject pins taichi==1.7.4.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+import taichi as ti
+from taichi._lib import core as _ti_core
+from taichi.lang import impl
+from taichi.lang._ndarray import Ndarray, ScalarNdarray
+from taichi.lang.enums import Layout
+from taichi.lang.kernel_impl import template
+from taichi.types import ndarray_type, primitive_types
+
+# Buffers index with i32 on every arch, so one buffer holds < 2**31 elements.
+MAX_ELEMENTS = 2**31 - 1
+
+_stats = {"instances": 0, "launches": 0}
+_pool: dict = {}  # (id of dtype, n) -> freed raw ndarrays of the current program
+_pool_state = {"bytes": 0, "prog": None, "cap": int(float(os.environ.get("BURNBOOK_TAICHI_POOL_MB", "256")) * 2**20)}
+_LAUNCHERS: list = []
+_serial_below = {"n": 16384}
+
+
+def configure(gpu: bool) -> None:
+    _serial_below["n"] = 0 if gpu else 16384
+
+
+def serial(work: int) -> bool:
+    """Whether a launch over `work` elements should run serially on the calling
+    thread (kernels take it as their `serial` template argument). On the CPU
+    arch, waking Taichi's thread pool costs more than it saves below ~16K
+    elements: 11 us vs 5.6 us for a 4-element launch, even at 16K."""
+    return work < _serial_below["n"]
+
+
+def stats() -> dict:
+    """Counters: kernel `instances` compiled or loaded from the offline cache by
+    this process (one per kernel and signature), and `launches`."""
+    return dict(_stats)
+
+
+def _prog():
+    return impl.get_runtime().prog
+
+
+def _pool_of(prog) -> dict:
+    """The free pool of `prog`; emptied when the program changed (ti.reset/init)."""
+    if _pool_state["prog"] is not prog:
+        _pool.clear()
+        _pool_state.update(bytes=0, prog=prog)
+    return _pool
+
+
+class Buffer(ScalarNdarray):
+    """A flat device array of `n` elements of Taichi dtype `dtype`, not zeroed.
+
+    A real `ti.ndarray`, so it can also be passed to user kernels. When the last
+    primitive using it goes, its memory returns to the pool (or is freed).
+    """
+
+    def __init__(self, dtype: Any, n: int) -> None:
+        if n > MAX_ELEMENTS:
+            raise ValueError(f"Taichi backend: {n} elements exceed the limit of {MAX_ELEMENTS} per tensor")
+        Ndarray.__init__(self)
+        self.dtype = dtype
+        self.element_type = dtype
+        self.shape = (n,)
+        prog = self._prog = _prog()
+        free = _pool_of(prog).get((id(dtype), n))
+        if free:
+            self.arr = free.pop()
+            _pool_state["bytes"] -= n * self.arr.element_size()
+        else:
+            self.arr = prog.create_ndarray(dtype, (n,), Layout.NULL, False, _ti_core.DebugInfo())
+
+    def __del__(self) -> None:
+        runtime = impl.get_runtime() if impl is not None else None
+        prog = runtime.prog if runtime is not None else None
+        if prog is None or prog is not getattr(self, "_prog", None):
+            return  # its program is gone, and its memory with it
+        nbytes = self.shape[0] * self.arr.element_size()
+        if _pool_state["bytes"] + nbytes <= _pool_state["cap"]:
+            _pool_of(prog).setdefault((id(self.dtype), self.shape[0]), []).append(self.arr)
+            _pool_state["bytes"] += nbytes
+        else:
+            prog.delete_ndarray(self.arr)
+
+    def __repr__(self) -> str:
+        return f"Buffer({self.dtype}, {self.shape[0]})"
+
+
+def host_view(buf: Buffer, np_dtype: np.dtype) -> np.ndarray:
+    """A NumPy array over `buf`'s memory, without copying. CPU arch only: there
+    device memory is host memory. The caller keeps `buf` alive while using it."""
+    import ctypes
+
+    n = buf.shape[0] * np.dtype(np_dtype).itemsize
+    ptr = _prog().get_ndarray_data_ptr_as_int(buf.arr)
+    return np.frombuffer((ctypes.c_char * n).from_address(ptr), dtype=np_dtype)
+
+
+def _arg_kind(ann: Any) -> str:
+    if isinstance(ann, template):
+        return "t"
+    if isinstance(ann, ndarray_type.NdarrayType):
+        return "n"
+    if id(ann) in primitive_types.integer_type_ids:
+        return "i"
+    if id(ann) in primitive_types.real_type_ids:
+        return "f"
+    raise TypeError(f"Launcher: unsupported kernel argument annotation {ann!r}")
+
+
+class Launcher:
+    """Calls a `@ti.kernel` with the per-argument Python work done once per signature."""
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+        prim = kernel._primal
+        kinds = [_arg_kind(a.annotation) for a in prim.arguments]
+        self._nd = tuple(i for i, k in enumerate(kinds) if k == "n")
+        self._tmpl = tuple(i for i, k in enumerate(kinds) if k == "t")
+        setters, slot = [], 0
+        for i, k in enumerate(kinds):
+            if k != "t":
+                setters.append((i, slot, k))
+                slot += 1
+        self._setters = tuple(setters)
+        self._has_ret = prim.return_type is not None
+        self._cache: dict = {}
+        _LAUNCHERS.append(self)
+
+    def _key(self, args: tuple) -> tuple:
+        # Keys hold ids: dtypes and template values (Taichi dtypes, bools) are
+        # singletons, and hashing a Taichi DataType is a slow call into C++.
+        # External (NumPy) arrays must be 1-D: their dtype alone keys them.
+        return tuple([id(args[i].dtype) for i in self._nd] + [id(args[i]) for i in self._tmpl])
+
+    def __call__(self, *args: Any) -> Any:
+        _stats["launches"] += 1
+        key = self._key(args)
+        entry = self._cache.get(key)
+        if entry is None:
+            # Taichi's own call: compiles (or loads from the offline cache) and launches.
+            ret = self.kernel(*args)
+            prim = self.kernel._primal
+            t_kernel = prim.compiled_kernels[prim.ensure_compiled(*args)]
+            prog = _prog()
+            compiled = prog.compile_kernel(prog.config(), prog.get_device_caps(), t_kernel)
+            self._cache[key] = (t_kernel, compiled, prog)
+            _stats["instances"] += 1
+            return ret
+        t_kernel, compiled, prog = entry
+        if prog is not impl.get_runtime().prog:
+            raise RuntimeError("Taichi's runtime was reset or re-initialised after burnbook started it; "
+                               "burnbook's tensors and kernels died with it: restart the Python process")
+        ctx = t_kernel.make_launch_context()
+        for i, slot, kind in self._setters:
+            v = args[i]
+            if kind == "n":
+                if type(v) is np.ndarray:
+                    ctx.set_arg_external_array_with_shape((slot,), v.ctypes.data, v.nbytes, v.shape, 0)
+                else:
+                    ctx.set_arg_ndarray((slot,), v.arr)
+            elif kind == "i":
+                ctx.set_arg_int((slot,), v)
+            else:
+                ctx.set_arg_float((slot,), v)
+        prog.launch_kernel(compiled, ctx)
+        if self._has_ret:
+            prog.synchronize()
+            return ctx.get_struct_ret_int((0,))
+        return None
+
+
+__all__ = ["Buffer", "Launcher", "MAX_ELEMENTS", "configure", "host_view", "serial", "stats"]

@@ -1,0 +1,127 @@
+"""Reductions along one dim of a strided view: sum (and mean), max, min, argmax, argmin.
+
+Each task reduces one output element, or one chunk of it when there are too
+few outputs to fill the machine (then a second launch reduces the chunks).
+Float sums accumulate in f64, int sums in i64. max/min propagate NaN and
+argmax/argmin return the first NaN if any, else the first extreme, as NumPy.
+"""
+
+import os
+from math import prod
+
+import taichi as ti
+from taichi.types.utils import is_real
+
+from .launch import Buffer, Launcher, serial
+from .layout import E0, OP, rows_meta, row_offsets
+
+SUM, MAX, MIN, ARGMAX, ARGMIN = range(5)
+
+_policy = {"tasks": 16 * (os.cpu_count() or 1), "min_chunk": 4096}
+
+
+def configure(gpu: bool) -> None:
+    """Split long reductions into chunks when outputs alone cannot fill the arch."""
+    if gpu:
+        _policy.update(tasks=8192, min_chunk=256)
+    else:
+        _policy.update(tasks=16 * (os.cpu_count() or 1), min_chunk=4096)
+
+
+@ti.func
+def _beats(op, v, best, adt: ti.template()):
+    """Whether v replaces best: strictly greater (MAX/ARGMAX) or smaller, or a first NaN."""
+    win = (v > best) if (op == MAX or op == ARGMAX) else (v < best)
+    if ti.static(is_real(adt)):
+        if ti.math.isnan(best):
+            win = False
+        elif ti.math.isnan(v):
+            win = True
+    return win
+
+
+@ti.kernel
+def _reduce(out: ti.types.ndarray(), x: ti.types.ndarray(), meta: ti.types.ndarray(), ntask: ti.i32,
+            scale: ti.f64, adt: ti.template(), odt: ti.template(), serial: ti.template()):
+    ti.loop_config(serialize=serial)
+    for t in range(ntask):
+        nchunk = meta[E0]
+        o = ti.raw_div(t, nchunk)
+        k0 = (t - o * nchunk) * meta[E0 + 3]
+        k1 = ti.min(k0 + meta[E0 + 3], meta[E0 + 1])
+        rs = meta[E0 + 2]
+        base = row_offsets(meta, o, 1)[0]
+        op = meta[OP]
+        acc = ti.cast(x[base + k0 * rs], adt)
+        if op == SUM:
+            # four partial sums: independent add chains, not one latency-bound chain
+            a1, a2, a3 = ti.cast(0, adt), ti.cast(0, adt), ti.cast(0, adt)
+            k = k0 + 1
+            while k + 3 < k1:
+                acc += ti.cast(x[base + k * rs], adt)
+                a1 += ti.cast(x[base + (k + 1) * rs], adt)
+                a2 += ti.cast(x[base + (k + 2) * rs], adt)
+                a3 += ti.cast(x[base + (k + 3) * rs], adt)
+                k += 4
+            while k < k1:
+                acc += ti.cast(x[base + k * rs], adt)
+                k += 1
+            acc = (acc + a1) + (a2 + a3)
+        else:
+            for k in range(k0 + 1, k1):
+                v = ti.cast(x[base + k * rs], adt)
+                if _beats(op, v, acc, adt):
+                    acc = v
+        if op == SUM and scale != 1.0:
+            acc = ti.cast(acc * scale, adt)
+        out[t] = ti.cast(acc, odt)
+
+
+@ti.kernel
+def _argreduce(out: ti.types.ndarray(), x: ti.types.ndarray(), meta: ti.types.ndarray(), ntask: ti.i32,
+               adt: ti.template(), serial: ti.template()):
+    ti.loop_config(serialize=serial)
+    for t in range(ntask):
+        rs = meta[E0 + 2]
+        base = row_offsets(meta, t, 1)[0]
+        op = meta[OP]
+        best = ti.cast(x[base], adt)
+        where = 0
+        for k in range(1, meta[E0 + 1]):
+            v = ti.cast(x[base + k * rs], adt)
+            if _beats(op, v, best, adt):
+                best = v
+                where = k
+        out[t] = ti.cast(where, ti.i64)
+
+
+reduce_k = Launcher(_reduce)
+argreduce_k = Launcher(_argreduce)
+
+
+def run(op: int, x: tuple, shape: tuple, dim: int, out: Buffer, adt, scale: float = 1.0) -> None:
+    """Reduce view `x` = (buffer, strides, offset) of `shape` along `dim` into
+    the contiguous `out` (the shape with `dim` removed, size >= 1); shape[dim] > 0.
+    `adt` is the accumulator dtype; `scale` multiplies a SUM (mean = 1/n)."""
+    buf, strides, offset = x
+    R, rs = shape[dim], strides[dim]
+    outer = shape[:dim] + shape[dim + 1:]
+    ost = strides[:dim] + strides[dim + 1:]
+    nout = prod(outer)
+    if op in (ARGMAX, ARGMIN):
+        meta, _ = rows_meta(op, outer, ((ost, offset),), (1, R, rs, R))
+        argreduce_k(out, buf, meta, nout, adt, serial(nout * R))
+        return
+    nchunk = 1
+    if nout < _policy["tasks"] and R >= 2 * _policy["min_chunk"]:
+        nchunk = min(-(-_policy["tasks"] // nout), R // _policy["min_chunk"])
+    clen = -(-R // nchunk)
+    nchunk = -(-R // clen)
+    meta, _ = rows_meta(op, outer, ((ost, offset),), (nchunk, R, rs, clen))
+    if nchunk == 1:
+        reduce_k(out, buf, meta, nout, scale, adt, out.dtype, serial(nout * R))
+        return
+    part = Buffer(adt, nout * nchunk)
+    reduce_k(part, buf, meta, nout * nchunk, 1.0, adt, adt, serial(nout * R))
+    meta2, _ = rows_meta(op, (nout,), (((nchunk,), 0),), (1, nchunk, 1, nchunk))
+    reduce_k(out, part, meta2, nout, scale, adt, out.dtype, serial(nout * nchunk))
