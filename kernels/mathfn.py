@@ -8,6 +8,9 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _ONE_OVER_SQRT_PI = 1.0 / math.sqrt(math.pi)
 
 
+# 2/sqrt(pi) * (-1)^k / (k! (2k + 1)): Maclaurin coefficients of erf(x)/x.
+_ERF_SERIES = tuple(_TWO_OVER_SQRT_PI * (-1) ** k / (math.factorial(k) * (2 * k + 1)) for k in range(13))
+
 # erfc fit coefficients, innermost first (Numerical Recipes' erfcc).
 _FIT = (-0.82215223, 1.48851587, -1.13520398, 0.27886807, -0.18628806,
         0.09678418, 0.37409196, 1.00002368)
@@ -28,6 +31,14 @@ def erf_fit(x):
     r = erfc - 1.0
     if xd >= 0:
         r = 1.0 - erfc
+    if z < 0.5:
+        # Near 0 the fit's absolute error dwarfs erf itself, so take the
+        # Maclaurin series there, as the NdArray backend does.
+        x2 = xd * xd
+        s = ti.f64(_ERF_SERIES[12])
+        for k in ti.static(range(11, -1, -1)):
+            s = ti.f64(_ERF_SERIES[k]) + x2 * s
+        r = xd * s
     return r
 
 

@@ -164,15 +164,17 @@ def _start(device: Any, probing: bool = False) -> bool:
             _select_cuda_device(device.index)
         try:
             with contextlib.redirect_stdout(io.StringIO()):  # ti.init prints "Starting on arch"
-                ti.init(arch=arch, offline_cache=True, log_level=ti.ERROR if probing else ti.WARN,
-                        fast_math=False, enable_fallback=False)
+                quiet = {} if "TI_LOG_LEVEL" in os.environ and not probing else {
+                    "log_level": ti.ERROR if probing else ti.WARN}  # Taichi warns when both are set
+                ti.init(arch=arch, offline_cache=True, fast_math=False, enable_fallback=False, **quiet)
         except Exception as e:  # noqa: BLE001 - any failure means this arch cannot run here
             ti.reset()
             if probing:
                 return False
             raise RuntimeError(f"Taichi cannot start on {device!r} here: {e}") from e
         finally:
-            ti.set_logging_level(ti.WARN)
+            if "TI_LOG_LEVEL" not in os.environ:
+                ti.set_logging_level(ti.WARN)
     actual = _KINDS.get(impl.current_cfg().arch.name, "?")
     if actual != device.kind:
         raise RuntimeError(
