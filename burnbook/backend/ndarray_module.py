@@ -1,0 +1,221 @@
+"""NdArray's fast module ops: convolution and max pooling in NumPy.
+
+A conv is one im2col copy, filled one kernel tap at a time (a stride-1 conv
+copies whole flattened rows, see `_row_taps`), and one batched matmul whose
+result is already in `[N, O, Ho, Wo]` order. Its weight gradient at stride 1
+needs no im2col: one matmul per tap against a view of x's rows. Its input
+gradient, conv_transpose, is one matmul followed by a tap-by-tap col2im.
+Max pools reduce the kh*kw strided tap views elementwise. No Python loop
+runs over the batch or the pixels, only over the kh*kw kernel taps.
+
+Everything else (1-D ops, average and adaptive pooling, embedding) uses the
+defaults of `ModuleOps`, which on NdArray are already a few NumPy matmuls.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .module_ops import ModuleOps, conv_output_size, conv_transpose_output_size, pool_output_size
+
+
+def _pad(x: np.ndarray, pads, value: float = 0.0) -> np.ndarray:
+    """`x [N, C, H, W]` padded by ((top, bottom), (left, right))."""
+    if all(lo == 0 and hi == 0 for lo, hi in pads):
+        return x
+    return np.pad(x, ((0, 0), (0, 0)) + tuple(pads), constant_values=value)
+
+
+def _taps(xp: np.ndarray, kernel, stride, dilation, out) -> np.ndarray:
+    """im2col of the padded `xp [N, C, Hp, Wp]`: `[N, C, kh, kw, Ho, Wo]`,
+    filled one kernel tap (a strided slice) at a time."""
+    (kh, kw), (sh, sw), (dh, dw), (ho, wo) = kernel, stride, dilation, out
+    n, c = xp.shape[:2]
+    cols = np.empty((n, c, kh, kw, ho, wo), dtype=xp.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            cols[:, :, i, j] = xp[:, :, i * dh : i * dh + (ho - 1) * sh + 1 : sh,
+                                  j * dw : j * dw + (wo - 1) * sw + 1 : sw]
+    return cols
+
+
+def _row_taps(xp: np.ndarray, kernel, dilation, ho: int) -> np.ndarray:
+    """Stride-1 im2col on whole rows: `[N, C, kh, kw, Ho * Wp]`.
+
+    Each padded plane is read as one flat run; tap (i, j) is then the
+    contiguous run starting at i*dh*Wp + j*dw, i.e. the windows of *every*
+    column 0..Wp-1 of Ho output rows. Columns Wo..Wp-1 wrap into the next
+    row: they are garbage that the caller crops (or multiplies by zero), a
+    few percent of extra work for a copy made of long contiguous runs
+    instead of Wo-long strided ones."""
+    (kh, kw), (dh, dw) = kernel, dilation
+    n, c, hp, wp = xp.shape
+    flat = xp.reshape(n, c, hp * wp)
+    length = ho * wp
+    cols = np.empty((n, c, kh, kw, length), dtype=xp.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            off = i * dh * wp + j * dw
+            have = min(length, hp * wp - off)  # the last run may pass the plane's end
+            cols[:, :, i, j, :have] = flat[:, :, off : off + have]
+            cols[:, :, i, j, have:] = 0.0
+    return cols
+
+
+def _padded(x: np.ndarray, kernel, options, out) -> np.ndarray:
+    """x zero-padded, plus rows/cols past the padding that a longer output
+    grad asks for (conv_transpose's weight gradient can)."""
+    h, w = x.shape[2:]
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, options.stride, options.padding, options.dilation
+    eh = max(0, (out[0] - 1) * sh + dh * (kh - 1) + 1 - (h + 2 * ph))
+    ew = max(0, (out[1] - 1) * sw + dw * (kw - 1) + 1 - (w + 2 * pw))
+    return _pad(x, ((ph, ph + eh), (pw, pw + ew)))
+
+
+def _unit_stride(options) -> bool:
+    return tuple(options.stride) == (1, 1)
+
+
+class NdArrayModuleOps(ModuleOps):
+    """The overrides NdArray mixes in before `Backend`'s defaults."""
+
+    @staticmethod
+    def conv2d(x, weight, bias, options):
+        n, c, h, w = x.shape
+        o, cg, kh, kw = weight.shape
+        g = options.groups
+        ho = conv_output_size(h, kh, options.stride[0], options.padding[0], options.dilation[0])
+        wo = conv_output_size(w, kw, options.stride[1], options.padding[1], options.dilation[1])
+        xp = _padded(x, (kh, kw), options, (ho, wo))
+        if _unit_stride(options):
+            cols, width = _row_taps(xp, (kh, kw), options.dilation, ho), xp.shape[3]
+        else:
+            cols, width = _taps(xp, (kh, kw), options.stride, options.dilation, (ho, wo)), wo
+        # [g, O/g, cg*kk] @ [N, g, cg*kk, L] -> [N, g, O/g, L]: already [N, O, Ho, width].
+        out = np.matmul(weight.reshape(g, o // g, cg * kh * kw), cols.reshape(n, g, cg * kh * kw, ho * width))
+        out = out.reshape(n, o, ho, width)
+        if width != wo:  # crop the garbage columns into a contiguous result (later ops run faster)
+            crop = out[:, :, :, :wo]
+            return crop + bias.reshape(1, o, 1, 1) if bias is not None else np.ascontiguousarray(crop)
+        if bias is not None:
+            out += bias.reshape(1, o, 1, 1)
+        return out
+
+    @staticmethod
+    def conv2d_weight_backward(x, output_grad, weight_shape, options):
+        n, o, ho, wo = output_grad.shape
+        _, cg, kh, kw = weight_shape
+        g, (dh, dw) = options.groups, options.dilation
+        xp = _padded(x, (kh, kw), options, (ho, wo))
+        if not _unit_stride(options):
+            cols = _taps(xp, (kh, kw), options.stride, options.dilation, (ho, wo))
+            gm = output_grad.reshape(n, g, o // g, ho * wo)
+            cm = cols.reshape(n, g, cg * kh * kw, ho * wo)
+            return np.matmul(gm, cm.transpose(0, 1, 3, 2)).sum(axis=0).reshape(o, cg, kh, kw)
+        # Stride 1: no im2col at all. Per tap, one batched matmul of the output
+        # grad (zero in the garbage columns) against a *view* of x's flattened
+        # rows (see `_row_taps`), which BLAS reads in place.
+        hp, wp = xp.shape[2:]
+        length = ho * wp
+        flat = np.zeros((n, g, cg, hp * wp + dw * (kw - 1)), dtype=xp.dtype)
+        flat[..., : hp * wp] = xp.reshape(n, g, cg, hp * wp)
+        gm = np.zeros((n, g, o // g, ho, wp), dtype=output_grad.dtype)
+        gm[..., :wo] = output_grad.reshape(n, g, o // g, ho, wo)
+        gm = gm.reshape(n, g, o // g, length)
+        gw = np.empty((g, o // g, cg, kh, kw), dtype=np.result_type(x, output_grad))
+        for i in range(kh):
+            for j in range(kw):
+                off = i * dh * wp + j * dw
+                gw[..., i, j] = np.matmul(gm, flat[..., off : off + length].transpose(0, 1, 3, 2)).sum(axis=0)
+        return gw.reshape(o, cg, kh, kw)
+
+    @staticmethod
+    def conv_transpose2d(x, weight, bias, options):
+        n, ci, h, w = x.shape
+        _, og, kh, kw = weight.shape
+        (sh, sw), (ph, pw), (poh, pow_), (dh, dw), g = (options.stride, options.padding, options.padding_out,
+                                                        options.dilation, options.groups)
+        cig, co = ci // g, og * g
+        hf, wf = (h - 1) * sh + dh * (kh - 1) + 1 + poh, (w - 1) * sw + dw * (kw - 1) + 1 + pow_
+        # cols[n, g, tap, og, :] = weight_tap^T @ x: one batched matmul with
+        # tap-major rows, so each tap's plane is one slice.
+        wt = np.ascontiguousarray(weight.reshape(g, cig, og, kh * kw).transpose(0, 3, 2, 1))
+        wt = wt.reshape(g, kh * kw * og, cig)
+        if (sh, sw) == (1, 1):
+            # col2im on whole rows (see `_row_taps`): x gets zero columns up to
+            # the output's width, so each tap adds one contiguous run.
+            xw = np.zeros((n, ci, h, wf), dtype=x.dtype)
+            xw[..., :w] = x
+            cols = np.matmul(wt, xw.reshape(n, g, cig, h * wf)).reshape(n, g, kh * kw, og, h * wf)
+            flat = np.zeros((n, g, og, hf * wf + dw * (kw - 1)), dtype=cols.dtype)
+            for i in range(kh):
+                for j in range(kw):
+                    off = i * dh * wf + j * dw
+                    flat[..., off : off + h * wf] += cols[:, :, i * kw + j]
+            out = flat[..., : hf * wf].reshape(n, co, hf, wf)
+        else:
+            # Each tap adds its plane onto a strided grid of the output.
+            cols = np.matmul(wt, x.reshape(n, g, cig, h * w)).reshape(n, g, kh, kw, og, h, w)
+            out = np.zeros((n, g, og, hf, wf), dtype=cols.dtype)
+            for i in range(kh):
+                for j in range(kw):
+                    out[..., i * dh : i * dh + (h - 1) * sh + 1 : sh,
+                        j * dw : j * dw + (w - 1) * sw + 1 : sw] += cols[:, :, i, j]
+            out = out.reshape(n, co, hf, wf)
+        ho = conv_transpose_output_size(h, kh, sh, ph, poh, dh)
+        wo = conv_transpose_output_size(w, kw, sw, pw, pow_, dw)
+        out = out[:, :, ph : ph + ho, pw : pw + wo]
+        if bias is not None:
+            out = out + bias.reshape(1, co, 1, 1)
+        return out
+
+    # -- max pooling -------------------------------------------------------------------
+    @staticmethod
+    def _pool_taps(x, kernel_size, stride, padding, dilation, ceil_mode):
+        """The kh*kw strided views (one per kernel tap, each `[N, C, Ho, Wo]`)
+        of x padded with -inf, and (Ho, Wo). Reducing taps elementwise beats a
+        reduction over a short last axis of windows by far."""
+        h, w = x.shape[2:]
+        out = tuple(pool_output_size(s, k, st, p, d, ceil_mode)
+                    for s, k, st, p, d in zip((h, w), kernel_size, stride, padding, dilation))
+        # ceil_mode's last window may run past the padding: pad further there.
+        extra = [max(p, (o - 1) * st + d * (k - 1) + 1 - s - p)
+                 for s, k, st, p, d, o in zip((h, w), kernel_size, stride, padding, dilation, out)]
+        xp = _pad(x, ((padding[0], extra[0]), (padding[1], extra[1])), -np.inf)
+        (kh, kw), (sh, sw), (dh, dw), (ho, wo) = kernel_size, stride, dilation, out
+        taps = [xp[:, :, i * dh : i * dh + (ho - 1) * sh + 1 : sh, j * dw : j * dw + (wo - 1) * sw + 1 : sw]
+                for i in range(kh) for j in range(kw)]
+        return taps, out
+
+    @classmethod
+    def max_pool2d(cls, x, kernel_size, stride, padding, dilation, ceil_mode=False):
+        taps, _ = cls._pool_taps(x, kernel_size, stride, padding, dilation, ceil_mode)
+        out = taps[0].copy()
+        for t in taps[1:]:
+            np.maximum(out, t, out=out)
+        return out
+
+    @classmethod
+    def max_pool2d_with_indices(cls, x, kernel_size, stride, padding, dilation, ceil_mode=False):
+        w = x.shape[3]
+        taps, (ho, wo) = cls._pool_taps(x, kernel_size, stride, padding, dilation, ceil_mode)
+        kw, (dh, dw) = kernel_size[1], dilation
+        out, offset = taps[0], np.zeros(taps[0].shape, dtype=np.int64)
+        for k, t in enumerate(taps[1:], 1):
+            # PyTorch's rule: a later value wins if larger, or if it is NaN.
+            win = (t > out) | np.isnan(t)
+            out = np.where(win, t, out)
+            offset = np.where(win, (k // kw) * dh * w + (k % kw) * dw, offset)
+        # Flat index h * W + w = where the window starts + the winning tap's offset.
+        start = ((np.arange(ho) * stride[0] - padding[0]) * w)[:, None] + (np.arange(wo) * stride[1] - padding[1])
+        return np.array(out, copy=len(taps) == 1), offset + start
+
+    @staticmethod
+    def max_pool2d_with_indices_backward(x, kernel_size, stride, padding, dilation, ceil_mode,
+                                         output_grad, indices):
+        # One bincount over global positions adds the gradients of windows
+        # that share a max (np.add.at does the same, many times slower).
+        n, c, h, w = x.shape
+        plane = (np.arange(n * c, dtype=np.int64) * (h * w)).reshape(n, c, 1, 1)
+        flat = np.bincount((indices + plane).ravel(), weights=output_grad.ravel(), minlength=n * c * h * w)
+        return flat.astype(output_grad.dtype, copy=False).reshape(n, c, h, w)
