@@ -158,9 +158,12 @@ def test_top_level_can_be_a_plain_dict_or_a_tensor() -> None:
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.data())
 def test_random_records_round_trip(data) -> None:
+    # Subnormal floats are left out: a process that has started Taichi (or
+    # another library built with fast-math) runs with flush-to-zero set, so
+    # they read back as 0.0 there whatever the format does.
     dtypes = ["f16", "f32", "f64", "i8", "i32", "i64", "u8", "u64", "bool"]
     leaf = st.one_of(
-        st.none(), st.booleans(), st.integers(-(2**63), 2**64 - 1), st.floats(allow_nan=False), st.text(max_size=5),
+        st.none(), st.booleans(), st.integers(-(2**63), 2**64 - 1), st.floats(allow_nan=False, allow_subnormal=False), st.text(max_size=5),
         st.tuples(st.sampled_from(dtypes), st.lists(st.integers(0, 3), max_size=3)).map(
             lambda t: np.zeros(t[1], dtype=np.dtype({"f16": "e", "f32": "f", "f64": "d", "i8": "b", "i32": "i",
                                                      "i64": "q", "u8": "B", "u64": "Q", "bool": "?"}[t[0]]))),
