@@ -39,10 +39,11 @@ class InputCheck:
     numeric: float
     ok: bool
     missing: bool = False   # backward returned no gradient (None) for this input
+    against: str = "finite diff"   # what `numeric` is: finite differences or the reference's gradient
 
     def line(self) -> str:
         status = "ok  " if self.ok else "FAIL"
-        where = f"at {list(self.worst_index)}: backward {self.analytic:.7g}, finite diff {self.numeric:.7g}"
+        where = f"at {list(self.worst_index)}: backward {self.analytic:.7g}, {self.against} {self.numeric:.7g}"
         miss = " (backward gave no gradient)" if self.missing else ""
         return (f"{status} {self.name} {list(self.shape)}: max abs err {self.max_abs:.3g}, "
                 f"max rel err {self.max_rel:.3g}{miss}; worst {where}")
@@ -80,7 +81,8 @@ def check_grad(fn: Callable, *inputs: Any, backend: type | None = None,
     `fn(*xs)` maps Float primitives of the Autodiff backend `backend` to one
     Float primitive; `inputs` are NumPy arrays or that backend's primitives
     (any shapes). Or: `inputs` are `Tensor`s of an Autodiff backend and `fn`
-    maps Tensors to a Tensor (`backend` is then taken from them). Every input is checked. Tolerances default to rtol 1e-3 /
+    maps Tensors to a Tensor (`backend` is then taken from them; `reference`
+    then maps Tensors too). Every input is checked. Tolerances default to rtol 1e-3 /
     atol 1e-4 for a float32 backward and 1e-6 / 1e-7 for float64; an element
     passes when |backward - fd| <= atol + rtol * |fd|. With `reference`, the
     forward and gradients of `fn` are also compared with those of
@@ -89,7 +91,10 @@ def check_grad(fn: Callable, *inputs: Any, backend: type | None = None,
     error and where, unless `raise_error=False`; returns the result.
     """
     if inputs and _is_tensor(inputs[0]):
-        fn, inputs, backend = _on_primitives(fn, inputs)
+        tensors = inputs
+        fn, inputs, backend = _on_primitives(fn, tensors)
+        if reference is not None:
+            reference = _on_primitives(reference, tensors)[0]
     B = backend
     if B is None:
         raise TypeError("check_grad: pass backend=Autodiff[...] (the backend the inputs live on)")
@@ -115,7 +120,8 @@ def check_grad(fn: Callable, *inputs: Any, backend: type | None = None,
         ref_grads, ref_shape, _ = _backward(B, reference, hosts, device, seed)
         result.forward = _compare_forward(B, fn, reference, hosts, device, rtol, atol)
         for i, rg in enumerate(ref_grads):
-            result.inputs.append(_compare(f"{names[i]} vs reference", analytic[i], rg, rtol, atol))
+            result.inputs.append(_compare(f"{names[i]} vs reference", analytic[i], rg, rtol, atol,
+                                            against="reference"))
     for i, (a, n) in enumerate(zip(analytic, numeric)):
         result.inputs.append(_compare(names[i], a, n, rtol, atol))
     if raise_error and not result.ok:
@@ -193,23 +199,24 @@ def _finite_differences(B: type, fn: Callable, hosts: list, device: Any, w: np.n
     return grads
 
 
-def _compare(name: str, a: np.ndarray | None, n: np.ndarray, rtol: float, atol: float) -> InputCheck:
+def _compare(name: str, a: np.ndarray | None, n: np.ndarray, rtol: float, atol: float,
+             against: str = "finite diff") -> InputCheck:
     missing = a is None
     if missing:
         a = np.zeros_like(n)
     a = np.broadcast_to(a, n.shape) if a.shape != n.shape and a.size == 1 else a
     if a.shape != n.shape:
         return InputCheck(name, n.shape, float("inf"), float("inf"), (), float("nan"), float("nan"),
-                          False, missing)
+                          False, missing, against)
     err = np.abs(a - n)
     rel = err / np.maximum(np.abs(n), 1e-12)
     bad = err - (atol + rtol * np.abs(n))
     if n.size == 0:
-        return InputCheck(name, n.shape, 0.0, 0.0, (), 0.0, 0.0, True, missing)
+        return InputCheck(name, n.shape, 0.0, 0.0, (), 0.0, 0.0, True, missing, against)
     worst = np.unravel_index(int(np.nanargmax(np.where(np.isnan(bad), np.inf, bad))), n.shape)
     ok = bool(np.all(bad <= 0)) and not (missing and np.any(n != 0))
     return InputCheck(name, n.shape, float(np.max(err)), float(np.max(rel)), tuple(int(i) for i in worst),
-                      float(a[worst]), float(n[worst]), ok, missing)
+                      float(a[worst]), float(n[worst]), ok, missing, against)
 
 
 def _compare_forward(B, fn, reference, hosts, device, rtol, atol) -> str | None:
