@@ -80,7 +80,8 @@ class Module:
         return self.map_params(lambda _, p: p.with_value(p.val().to_device(device)))
 
     def fork(self, device: Any) -> "Module":
-        """Move to `device`, keeping each parameter's gradient tracking."""
+        """Move to `device` as new leaves (PyTorch's `.to(device).detach()`),
+        keeping each parameter's gradient tracking flag."""
         return self.to_device(device)
 
     def no_grad(self) -> "Module":

@@ -41,7 +41,9 @@ class Param:
     def __init__(self, tensor: Any, id: ParamId | None = None, require_grad: bool = True) -> None:  # noqa: A002
         self.id = id if id is not None else ParamId()
         self._require_grad = require_grad
-        self._value = tensor.set_require_grad(require_grad) if _is_float(tensor) else tensor
+        # A parameter is always a fresh leaf: a tensor computed from another
+        # graph (a mapper's output, a forked copy) is cut from it first.
+        self._value = tensor.detach().set_require_grad(require_grad) if _is_float(tensor) else tensor
 
     @classmethod
     def from_tensor(cls, tensor: Any) -> "Param":

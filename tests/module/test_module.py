@@ -139,3 +139,21 @@ def test_clone_shares_values_but_not_structure():
     c = m.clone()
     assert c is not m and c.layers is not m.layers
     assert c.first.weight.val() is m.first.weight.val()
+
+
+def test_fork_and_map_give_fresh_leaves():
+    from burnbook.autodiff import Autodiff
+
+    AD = Autodiff[NdArray]
+    m = model(AD)
+
+    class Double:
+        def map_float(self, id, tensor):
+            return tensor.mul_scalar(2.0)
+
+    for copy in (m.map(Double()), m.fork(AD.default_device())):
+        x = Tensor[AD, 2].ones([1, 2])
+        grads = copy.first.forward(x).sum().backward()
+        assert copy.first.weight.val().grad(grads) is not None
+        # The original's leaves are not reached through the copy.
+        assert m.first.weight.val().grad(grads) is None
