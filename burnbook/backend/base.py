@@ -60,7 +60,7 @@ FLOAT_OPS: tuple[str, ...] = (
     "float_clamp",
     # unary math
     "float_exp", "float_log", "float_log1p", "float_erf", "float_sqrt",
-    "float_recip", "float_cos", "float_sin", "float_tanh",
+    "float_recip", "float_cos", "float_sin", "float_tanh", "float_relu",
     # comparison (return Bool primitives)
     "float_equal", "float_greater", "float_greater_equal", "float_lower",
     "float_lower_equal", "float_equal_elem", "float_greater_elem",
@@ -181,6 +181,12 @@ class Backend(ModuleOps):
         super().__init_subclass__(**kwargs)
         if "InnerBackend" not in cls.__dict__:
             cls.InnerBackend = cls  # a plain backend is its own inner backend
+
+    @classmethod
+    def float_relu(cls, p):
+        """max(x, 0) with 0 where x <= 0 (Burn's `ActivationOps::relu`): a
+        default from two primitives; backends override it with one pass."""
+        return cls.float_mask_fill(p, cls.float_lower_equal_elem(p, 0.0), 0.0)
 
     @classmethod
     def name(cls) -> str:

@@ -281,6 +281,11 @@ class NdArray(NdArrayModuleOps, Backend):
     float_sin = staticmethod(_via_f64(np.sin))
     float_tanh = staticmethod(np.tanh)
 
+    @staticmethod
+    def float_relu(p):
+        # maximum keeps NaN, as the mask_fill default does.
+        return np.maximum(p, p.dtype.type(0))
+
     # -- comparison ----------------------------------------------------------
     float_equal = staticmethod(np.equal)
     float_greater = staticmethod(np.greater)

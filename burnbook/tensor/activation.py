@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import math
 
+from .kind import Float
 from .tensor import Tensor
 
 
 def relu(t: Tensor) -> Tensor:
     """max(x, 0); the gradient at exactly 0 is 0, as in Burn and PyTorch."""
-    return t.mask_fill(t.lower_equal_elem(0.0), 0.0)
+    if t._K is not Float:
+        return t.mask_fill(t.lower_equal_elem(0), 0)
+    return t._like(t._ops.relu(t._p))
 
 
 def leaky_relu(t: Tensor, negative_slope: float = 0.01) -> Tensor:

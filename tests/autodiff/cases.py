@@ -89,6 +89,7 @@ _UNARY = {
     "cos": (lambda r: u(r, shape(r), -3, 3), "cos"),
     "sin": (lambda r: u(r, shape(r), -3, 3), "sin"),
     "tanh": (lambda r: u(r, shape(r), -2, 2), "tanh"),
+    "relu": (lambda r: away0(r, shape(r)), "relu"),
     "neg": (lambda r: u(r, shape(r)), "neg"),
     "abs": (lambda r: away0(r, shape(r)), "abs"),
 }

@@ -1,4 +1,4 @@
-"""Unary math: exp, log, log1p, erf, sqrt, recip, cos, sin, tanh.
+"""Unary math: exp, log, log1p, erf, sqrt, recip, cos, sin, tanh, relu.
 
 Where the derivative is a function of the output (exp, sqrt, recip, tanh) the
 output is saved instead of recomputed.
@@ -60,3 +60,9 @@ def sin(F, g, n, x, out):
 def tanh(F, g, n, x, out):
     # d tanh(x)/dx = 1 - tanh(x)^2
     return F.float_mul(g, F.float_add_scalar(F.float_neg(F.float_mul(out, out)), 1.0))
+
+
+@unary("relu", save_out=True)
+def relu(F, g, n, x, out):
+    # The gradient is 0 where the output is 0 (x <= 0), as in Burn and PyTorch.
+    return F.float_mask_fill(g, F.float_lower_equal_elem(out, 0.0), 0.0)
