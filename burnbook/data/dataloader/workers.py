@@ -1,0 +1,259 @@
+"""Worker pools that build batches in parallel and hand them back in order.
+
+Two kinds, chosen by `DataLoaderBuilder.worker_type`:
+
+- `"process"` (the default): `num_workers` processes, started with `fork`
+  on Linux (the dataset and batcher are inherited, nothing is pickled, a
+  fork costs milliseconds) and `spawn` elsewhere (macOS, Windows: the
+  dataset and batcher are pickled, so they must be importable objects, not
+  lambdas). Processes run Python code in parallel whatever the GIL; batches
+  come back through a pipe, pickled (tensors included, see `transport`).
+- `"thread"`: a thread pool. Nothing crosses a process boundary (any
+  batcher works, Taichi tensors included), but threads only overlap where
+  the batcher releases the GIL (large NumPy operations, I/O, sleeps).
+
+Order is deterministic by construction: batch `i` goes to worker
+`i % num_workers`, each worker answers its tasks in order, and the loader
+reads batch `i` from worker `i % num_workers`. At most `prefetch` batches
+per worker are in flight, so memory stays bounded.
+
+Workers live for one epoch (one `iter(loader)`): they start on the first
+`next()`, stop when the epoch ends, when the iterator is closed or
+garbage-collected, or when the loader's process dies (each worker also
+watches its parent and exits on its own). `close()` asks politely, then
+terminates and joins, so no process is left behind, zombie or otherwise.
+
+Forked workers are copies of the loader's process: state made in the
+parent (a dataset's arrays, an open SQLite file, which reopens itself) is
+there for free, but a runtime that does not survive fork (a Taichi or GPU
+context, a library's thread pool) must not be used by the batcher in a
+worker. Batches built from NumPy, or tensors on `NdArray` (and
+`Autodiff[NdArray]`), are fine; for Taichi tensors use threads.
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures
+import multiprocessing
+import multiprocessing.connection
+import os
+import random
+import signal
+import sys
+import traceback
+import weakref
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from . import transport
+from .batcher import BatchInfo, make_batch
+
+# The loader's ends of every worker pipe of this process: a forked worker
+# closes its inherited copies, so a pipe's reader sees EOF as soon as the
+# loader's end really closes.
+_PARENT_ENDS: "weakref.WeakSet[Any]" = weakref.WeakSet()
+_PARENT_POLL_S = 2.0
+
+
+class DataLoaderWorkerError(RuntimeError):
+    """A worker failed to build a batch, or died; the message holds the
+    worker's traceback (the original exception is the `__cause__`)."""
+
+
+def default_start_method() -> str:
+    """'fork' on Linux, 'spawn' elsewhere (fork is unsafe on macOS)."""
+    if sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods():
+        return "fork"
+    return "spawn"
+
+
+def _worker_main(worker_id: int, num_workers: int, payload: Any, conn: Any, epoch: int,
+                 seed: int, forked: bool) -> None:
+    """Loop of one worker process: receive (index, item indices), send the batch."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the loader's to handle
+    if forked:
+        for other in list(_PARENT_ENDS):
+            try:
+                other.close()
+            except OSError:
+                pass
+    dataset, batch_fn = transport.loads(payload) if isinstance(payload, bytes) else payload
+    # Different global RNG streams per worker (fork copies the parent's state).
+    state = np.random.SeedSequence([seed, epoch, worker_id, 0x5EED]).generate_state(2)
+    np.random.seed(int(state[0]))
+    random.seed(int(state[1]))
+    parent = multiprocessing.parent_process()
+    parent_pid = os.getppid()
+    watch = [conn] + ([parent.sentinel] if parent is not None else [])
+    while True:
+        ready = multiprocessing.connection.wait(watch, timeout=_PARENT_POLL_S)
+        if not ready:
+            if os.getppid() != parent_pid:
+                break  # the loader's process is gone
+            continue
+        if conn not in ready:
+            break  # parent sentinel: the loader's process exited
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            break
+        if task is None:
+            break
+        index, indices = task
+        try:
+            info = BatchInfo(epoch, index, worker_id, num_workers, seed)
+            message = transport.dumps(("ok", make_batch(dataset, batch_fn, indices, info)))
+        except BaseException as err:  # noqa: BLE001 - everything goes back to the loader
+            text = traceback.format_exc()
+            try:  # the exception travels on its own: it may not unpickle in the loader
+                original = transport.dumps(err)
+            except Exception:
+                original = None
+            message = transport.dumps(("error", original, text))
+        try:
+            conn.send_bytes(message)
+        except (BrokenPipeError, OSError):
+            break
+    conn.close()
+
+
+class ProcessWorkers:
+    """`n` worker processes for one epoch; `submit` in order, `next_result` in order."""
+
+    def __init__(self, n: int, dataset: Any, batch_fn: Callable, epoch: int, seed: int,
+                 start_method: str | None = None) -> None:
+        method = start_method or default_start_method()
+        ctx = multiprocessing.get_context(method)
+        forked = method == "fork"
+        if forked:
+            payload: Any = (dataset, batch_fn)
+        else:
+            try:
+                payload = transport.dumps((dataset, batch_fn))
+            except Exception as err:
+                raise TypeError(
+                    f"worker processes started with {method!r} receive the dataset and the batcher "
+                    f"pickled, and these cannot be ({type(err).__name__}: {err}); use module-level "
+                    "functions and classes instead of lambdas and closures, or worker_type('thread')"
+                ) from err
+        self.n = n
+        self.conns: list[Any] = []
+        self.processes: list[Any] = []
+        self._queue: collections.deque = collections.deque()
+        self.closed = False
+        try:
+            for wid in range(n):
+                parent_end, child_end = ctx.Pipe(duplex=True)
+                _PARENT_ENDS.add(parent_end)
+                process = ctx.Process(
+                    target=_worker_main, name=f"burnbook-data-worker-{wid}", daemon=True,
+                    args=(wid, n, payload, child_end, epoch, seed, forked))
+                self.conns.append(parent_end)
+                process.start()
+                self.processes.append(process)
+                child_end.close()
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def pids(self) -> list[int]:
+        return [p.pid for p in self.processes]
+
+    def submit(self, index: int, indices: Sequence[int]) -> None:
+        wid = index % self.n
+        self.conns[wid].send((index, indices))
+        self._queue.append((index, wid))
+
+    def pending(self) -> int:
+        return len(self._queue)
+
+    def next_result(self) -> Any:
+        index, wid = self._queue.popleft()
+        conn, process = self.conns[wid], self.processes[wid]
+        ready = multiprocessing.connection.wait([conn, process.sentinel])
+        data = None
+        if conn in ready:
+            try:
+                data = conn.recv_bytes()
+            except (EOFError, OSError):  # EOF, or a reset when it died with tasks unread
+                data = None
+        if data is None:
+            process.join(1.0)
+            raise DataLoaderWorkerError(
+                f"data loader worker {wid} (pid {process.pid}) exited unexpectedly with code "
+                f"{process.exitcode} while building batch {index}")
+        status, *rest = transport.loads(data)
+        if status == "ok":
+            return rest[0]
+        original, text = rest
+        try:
+            err = transport.loads(original) if original is not None else None
+        except Exception:
+            err = None
+        raise DataLoaderWorkerError(
+            f"data loader worker {wid} failed on batch {index}:\n{text}") from err
+
+    def close(self, timeout: float = 2.0) -> None:
+        """Stop every worker and reap it (terminate, then kill, if it lingers)."""
+        if self.closed:
+            return
+        self.closed = True
+        for conn in self.conns:
+            try:
+                conn.send(None)
+            except (OSError, ValueError):
+                pass
+        for conn in self.conns:
+            conn.close()
+        for process in self.processes:
+            process.join(timeout)
+        for process in self.processes:
+            if process.is_alive():
+                process.terminate()
+                process.join(timeout)
+            if process.is_alive():
+                process.kill()
+                process.join()
+            process.close()
+        self._queue.clear()
+
+
+class ThreadWorkers:
+    """`n` worker threads; same interface as `ProcessWorkers`."""
+
+    def __init__(self, n: int, dataset: Any, batch_fn: Callable, epoch: int, seed: int) -> None:
+        self.n = n
+        self.dataset, self.batch_fn, self.epoch, self.seed = dataset, batch_fn, epoch, seed
+        self.executor = concurrent.futures.ThreadPoolExecutor(n, thread_name_prefix="burnbook-data")
+        self._queue: collections.deque = collections.deque()
+        self.closed = False
+
+    @property
+    def pids(self) -> list[int]:
+        return []
+
+    def submit(self, index: int, indices: Sequence[int]) -> None:
+        info = BatchInfo(self.epoch, index, index % self.n, self.n, self.seed)
+        future = self.executor.submit(make_batch, self.dataset, self.batch_fn, indices, info)
+        self._queue.append((index, future))
+
+    def pending(self) -> int:
+        return len(self._queue)
+
+    def next_result(self) -> Any:
+        index, future = self._queue.popleft()
+        try:
+            return future.result()
+        except Exception as err:
+            raise DataLoaderWorkerError(
+                f"data loader thread failed on batch {index}: {type(err).__name__}: {err}") from err
+
+    def close(self, timeout: float = 2.0) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self.executor.shutdown(wait=True, cancel_futures=True)
+        self._queue.clear()
