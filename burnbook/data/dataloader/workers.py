@@ -164,7 +164,15 @@ class ProcessWorkers:
 
     def submit(self, index: int, indices: Sequence[int]) -> None:
         wid = index % self.n
-        self.conns[wid].send((index, indices))
+        try:
+            self.conns[wid].send((index, indices))
+        except (BrokenPipeError, OSError):
+            # The worker is gone; report it the same way next_result does.
+            process = self.processes[wid]
+            process.join(1.0)
+            raise DataLoaderWorkerError(
+                f"data loader worker {wid} (pid {process.pid}) exited unexpectedly with code "
+                f"{process.exitcode} before batch {index}") from None
         self._queue.append((index, wid))
 
     def pending(self) -> int:
