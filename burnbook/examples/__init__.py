@@ -1,0 +1,6 @@
+"""Runnable examples: the programs the book's chapters build, as packages.
+
+- `burnbook.examples.guide`: the Basic Workflow guide (a CNN trained on
+  MNIST with the Learner, then used for inference);
+  `python -m burnbook.examples.guide --epochs 1` runs it from a terminal.
+"""
