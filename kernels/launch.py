@@ -96,7 +96,10 @@ class Buffer(ScalarNdarray):
             self.arr = prog.create_ndarray(dtype, (n,), Layout.NULL, False, _ti_core.DebugInfo())
 
     def __del__(self) -> None:
-        runtime = impl.get_runtime() if impl is not None else None
+        try:
+            runtime = impl.get_runtime() if impl is not None else None
+        except TypeError:  # interpreter shutdown: Taichi's module globals are already gone
+            return
         prog = runtime.prog if runtime is not None else None
         if prog is None or prog is not getattr(self, "_prog", None):
             return  # its program is gone, and its memory with it
