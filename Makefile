@@ -26,7 +26,7 @@ $(VENV)/.installed: pyproject.toml | $(VENV)/bin/python
 # Test-only extras; torch 2.13.0 is the CPU build, used as an independent oracle.
 $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
 	$(PIP) install -q "torch==2.13.0"
-	$(PIP) install -q -e ".[notebook,dev,onnx]"
+	$(PIP) install -q -e ".[notebook,dev,onnx,hf]"
 	touch $@
 
 install: $(VENV)/.installed
