@@ -1,0 +1,557 @@
+"""Training throughput (issue 5): the guide CNN's training step, and the data loader.
+
+`guide_cnn_step`: one full training step of the book's guide CNN on a batch
+of MNIST-shaped images `[batch, 28, 28]`: forward (with dropout 0.5, as in
+training), cross-entropy loss, backward, and an Adam update of every
+parameter. burnbook runs the guide's own `Model`
+(`burnbook.examples.guide.model`; a copy of its architecture when that module
+cannot be imported) on `Autodiff[NdArray]` / `Autodiff[Taichi]`, the way the
+Learner does a step: `GradientsParams.from_grads(loss.backward(), model)`,
+then `optim.step(lr, model, grads)`. PyTorch runs the same layers in the same
+order (`nn.Conv2d`, `nn.Dropout`, `nn.AdaptiveAvgPool2d`, `nn.Linear`,
+`F.cross_entropy`, `torch.optim.Adam(eps=1e-5)`, Burn's epsilon). Both start
+from the same seeded weights and train on the same seeded batch, step after
+step. The check: before timing, the untrained model's logits in evaluation
+mode (no dropout: burnbook's `model.valid()`, PyTorch's `model.eval()`) are
+compared with a NumPy forward pass of the same weights, so both sides are
+the same model.
+
+`dataloader_workers`: a `DataLoader` (batch 64, shuffled) over 8,000 MNIST
+items, with a batcher doing real NumPy work per batch (stack, random
+rotation +-15 degrees and shift +-2 px with bilinear sampling, normalisation,
+Gaussian noise, all drawn from the loader's `batch_rng()`, then
+`Tensor[NdArray, 3]` images and `Tensor[NdArray, 1, Int]` targets); the
+consumer touches every batch. One call is a pair of epochs back to back, one
+with 0 workers and one with 2 worker processes (the order alternates from
+call to call), each timed on its own: the harness interleaves frameworks, not
+worker counts, and a load that changes between two separate cases would move
+the speed-up, while within a pair both epochs see (nearly) the same machine.
+The bar is the median over the pairs (the first, cold, one left out) of
+t(0 workers) / t(2 workers). The table row is the time of a whole pair.
+The items are real MNIST digits from the data root (`$BURNBOOK_DATA`) when
+the files are there, else seeded random 28x28 images (an INFO line says
+which). The check: the first pair's item counts and batch checksums equal a
+0-worker epoch's. Two busy workers need both cores, so the speed-up is the
+most load-sensitive number of the run; at the case's start a scaling probe
+times the batcher's work in one process and split over two forked processes
+side by side (on this 2-vCPU VM that ceiling moves between ~1.4x and ~1.8x
+with the host's load, which no process inside the VM sees), and the INFO
+lines give it with other processes' CPU share and the steal time.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+
+from ..harness import UNIT_SCALE, Case, Profile
+
+FAMILY = "training"
+TITLE = "Training throughput"
+INTRO = (
+    "`guide_cnn_step`: one training step of the guide's CNN (conv 1->8 3x3, "
+    "dropout, conv 8->16 3x3, dropout, ReLU, adaptive average pool to 8x8, "
+    "linear 1024->512, dropout, ReLU, linear 512->10; dropout 0.5) on a batch of "
+    "28x28 images: forward, cross-entropy, backward and an Adam update, from the "
+    "same seeded weights and batch on every framework; images/s, higher is "
+    "better. `(1 thread)` rows: NumPy's BLAS and PyTorch on one thread for that "
+    "framework's runs (the bar uses them). The check compares the untrained "
+    "model's evaluation-mode logits with a NumPy forward pass. "
+    "`dataloader_workers`: a data loader (batch 64) whose batcher normalises, "
+    "randomly rotates and shifts (from the loader's `batch_rng()`) and stacks "
+    "MNIST items into NdArray tensors; one call is an epoch with no workers and "
+    "one with 2 worker processes, back to back (the row is the pair's time; the "
+    "INFO lines under Bars give each epoch's time, the speed-up as the median of "
+    "the pairs, where the items came from, and the machine's contention)."
+)
+
+# Images/s (the CNN case's unit): one call's work is its number of images.
+UNIT_SCALE.setdefault("images/s", 1.0)
+
+CNN_FRAMEWORKS = ("autodiff", "autodiff_taichi", "torch", "autodiff_1t", "torch_1t")
+LOADER_FRAMEWORKS = ("ndarray",)
+LOADER_WORKERS = (0, 2)
+LOADER_BATCH = 64
+LOADER_SEED = 0
+LEARNING_RATE = 1e-3
+EPSILON = 1e-5          # Burn's Adam epsilon (PyTorch's default is 1e-8)
+HIDDEN, CLASSES, DROPOUT = 512, 10, 0.5
+
+# Per profile: the CNN's batch and the items of one loader epoch.
+_CNN_BATCH = {"smoke": 4}
+_LOADER_ITEMS = {"smoke": 256}
+# (path in the burnbook model, input name, shape, fan-in of its layer)
+PARAMS = (
+    ("conv1.weight", "conv1_weight", (8, 1, 3, 3), 9), ("conv1.bias", "conv1_bias", (8,), 9),
+    ("conv2.weight", "conv2_weight", (16, 8, 3, 3), 72), ("conv2.bias", "conv2_bias", (16,), 72),
+    ("linear1.weight", "linear1_weight", (1024, HIDDEN), 1024), ("linear1.bias", "linear1_bias", (HIDDEN,), 1024),
+    ("linear2.weight", "linear2_weight", (HIDDEN, CLASSES), HIDDEN),
+    ("linear2.bias", "linear2_bias", (CLASSES,), HIDDEN),
+)
+
+
+def cnn_batch(profile: Profile) -> int:
+    return _CNN_BATCH.get(profile.name, 64)
+
+
+def cnn_case_id(profile: Profile) -> str:
+    return f"{FAMILY}/guide_cnn_step/{cnn_batch(profile)}"
+
+
+def loader_items(profile: Profile) -> int:
+    return _LOADER_ITEMS.get(profile.name, 8000)
+
+
+def loader_case_id(profile: Profile) -> str:
+    return f"{FAMILY}/dataloader_workers/{loader_items(profile)}"
+
+
+# -- the guide CNN ------------------------------------------------------------------------
+def _cnn_inputs(batch: int):
+    def make(rng):
+        out = {"images": rng.standard_normal((batch, 28, 28)).astype(np.float32),
+               # class ids as floats (every input becomes a float tensor); setup makes them ints
+               "labels": rng.integers(0, CLASSES, batch).astype(np.float32)}
+        for _, name, shape, fan_in in PARAMS:
+            # PyTorch's default init, uniform(+-1/sqrt(fan_in)); Linear weights are
+            # [d_in, d_out] (Burn's layout), conv weights [out, in, kh, kw].
+            bound = 1.0 / np.sqrt(fan_in)
+            out[name] = rng.uniform(-bound, bound, shape).astype(np.float32)
+        return out
+
+    return make
+
+
+def guide_model_config():
+    """The guide's `ModelConfig` and where it came from (the fallback is a
+    copy of its architecture, for a tree where the guide does not import)."""
+    try:
+        from burnbook.examples.guide.model import ModelConfig
+
+        return ModelConfig(num_classes=CLASSES, hidden_size=HIDDEN, dropout=DROPOUT), \
+            "burnbook.examples.guide.model.Model"
+    except ImportError:
+        return _FallbackConfig(), "the guide's architecture rebuilt from burnbook.nn (guide model not importable)"
+
+
+class _FallbackConfig:
+    def init(self, device=None, backend=None):
+        from burnbook import nn
+        from burnbook.module import Module
+
+        class GuideCnn(Module):
+            conv1: nn.Conv2d
+            conv2: nn.Conv2d
+            pool: nn.AdaptiveAvgPool2d
+            dropout: nn.Dropout
+            linear1: nn.Linear
+            linear2: nn.Linear
+            activation: nn.Relu
+
+            def forward(self, images):
+                n, h, w = images.dims()
+                x = self.dropout(self.conv1(images.reshape([n, 1, h, w])))
+                x = self.activation(self.dropout(self.conv2(x)))
+                x = self.pool(x).reshape([n, 16 * 8 * 8])
+                x = self.activation(self.dropout(self.linear1(x)))
+                return self.linear2(x)
+
+        return GuideCnn(
+            conv1=nn.Conv2dConfig([1, 8], [3, 3]).init(device, backend),
+            conv2=nn.Conv2dConfig([8, 16], [3, 3]).init(device, backend),
+            pool=nn.AdaptiveAvgPool2dConfig([8, 8]).init(),
+            dropout=nn.DropoutConfig(DROPOUT).init(),
+            linear1=nn.LinearConfig(16 * 8 * 8, HIDDEN).init(device, backend),
+            linear2=nn.LinearConfig(HIDDEN, CLASSES).init(device, backend),
+            activation=nn.Relu(),
+        )
+
+
+MODEL_SOURCE: list = []   # what the last burnbook setup trained (for the INFO line)
+
+
+def _cnn_burnbook(fw, ns):
+    from burnbook import Int, Tensor, nn
+    from burnbook.optim import AdamConfig, GradientsParams
+
+    backend, device = fw.backend, fw.device
+    config, source = guide_model_config()
+    MODEL_SOURCE[:] = [source]
+    values = {path: ns[name] for path, name, _, _ in PARAMS}
+    model0 = config.init(device, backend).map_params(lambda path, p: p.with_value(values[path]))
+    images = ns["images"]
+    labels = np.rint(ns["labels"].to_numpy()).astype(np.int64)
+    targets = Tensor[backend, 1, Int].from_data(labels, device)
+    loss_fn = nn.CrossEntropyLoss.new(None)
+    optim = AdamConfig(epsilon=EPSILON).init()
+    state = {"model": model0}
+
+    def step():
+        model = state["model"]
+        loss = loss_fn.forward(model(images), targets)
+        grads = GradientsParams.from_grads(loss.backward(), model)
+        state["model"] = optim.step(LEARNING_RATE, model, grads)
+        return loss
+
+    def probe():
+        return model0.valid()(images.inner() if backend.is_autodiff else images)
+
+    ns["step"], ns["probe"] = step, probe
+
+
+def _cnn_torch(fw, ns):
+    import copy
+
+    torch = ns["torch"]
+    tnn = torch.nn
+
+    class Guide(tnn.Module):
+        """The guide's CNN, layer for layer as `burnbook.examples.guide.model`."""
+
+        def __init__(self):
+            super().__init__()
+            self.conv1 = tnn.Conv2d(1, 8, 3)
+            self.conv2 = tnn.Conv2d(8, 16, 3)
+            self.pool = tnn.AdaptiveAvgPool2d((8, 8))
+            self.dropout = tnn.Dropout(DROPOUT)
+            self.linear1 = tnn.Linear(16 * 8 * 8, HIDDEN)
+            self.linear2 = tnn.Linear(HIDDEN, CLASSES)
+            self.activation = tnn.ReLU()
+
+        def forward(self, images):
+            n, h, w = images.shape
+            x = self.dropout(self.conv1(images.reshape(n, 1, h, w)))
+            x = self.activation(self.dropout(self.conv2(x)))
+            x = self.pool(x).reshape(n, 16 * 8 * 8)
+            x = self.activation(self.dropout(self.linear1(x)))
+            return self.linear2(x)
+
+    model = Guide()
+    params = dict(model.named_parameters())
+    with torch.no_grad():
+        for path, name, _, _ in PARAMS:
+            value = ns[name]
+            if path.startswith("linear") and path.endswith("weight"):
+                value = value.T   # torch's Linear weight is [d_out, d_in]
+            params[path].copy_(value)
+    model0 = copy.deepcopy(model).eval()
+    model.train()
+    images, targets = ns["images"], ns["labels"].round().long()
+    optim = torch.optim.Adam(model.parameters(), lr=LEARNING_RATE, eps=EPSILON)
+    cross_entropy = torch.nn.functional.cross_entropy
+
+    def step():
+        optim.zero_grad(set_to_none=True)
+        loss = cross_entropy(model(images), targets)
+        loss.backward()
+        optim.step()
+        return loss
+
+    def probe():
+        with torch.no_grad():
+            return model0(images)
+
+    ns["step"], ns["probe"] = step, probe
+
+
+def _cnn_numpy(fw, ns):
+    """The reference: the evaluation-mode forward pass, written in NumPy."""
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    def conv(x, w, b):
+        windows = sliding_window_view(x, (3, 3), axis=(2, 3))     # [n, c, h-2, w-2, 3, 3]
+        return np.einsum("nchwij,ocij->nohw", windows, w, optimize=True) + b[None, :, None, None]
+
+    def probe():
+        x = ns["images"][:, None].astype(np.float64)
+        x = conv(conv(x, ns["conv1_weight"], ns["conv1_bias"]), ns["conv2_weight"], ns["conv2_bias"])
+        x = np.maximum(x, 0)
+        n = x.shape[0]
+        x = x.reshape(n, 16, 8, 3, 8, 3).mean(axis=(3, 5)).reshape(n, 16 * 8 * 8)   # 24 -> 8
+        x = np.maximum(x @ ns["linear1_weight"] + ns["linear1_bias"], 0)
+        return x @ ns["linear2_weight"] + ns["linear2_bias"]
+
+    ns["probe"] = probe
+
+
+# -- the data loader ----------------------------------------------------------------------
+class AugmentingMnistBatcher:
+    """The guide's MNIST batcher plus augmentation (as `tests/data/bench_loader.py`):
+    a random rotation (+-15 degrees, bilinear, vectorised over the batch), a
+    random shift (+-2 px), normalisation with MNIST's mean/std, Gaussian noise;
+    the batch as `Tensor[NdArray, 3]` images and `Tensor[NdArray, 1, Int]`
+    targets. Randomness comes from `batch_rng()`: every worker count builds
+    the same batches."""
+
+    def batch(self, items):
+        from burnbook import Int, Tensor
+        from burnbook.backend import NdArray
+        from burnbook.data import batch_rng
+
+        rng = batch_rng()
+        images = np.stack([item.image for item in items])  # [B, 28, 28], 0..255
+        labels = [item.label for item in items]
+        b = len(images)
+        angle = np.deg2rad(rng.uniform(-15, 15, size=b))[:, None, None]
+        shift = rng.uniform(-2, 2, size=(b, 2, 1, 1))
+        yy, xx = np.meshgrid(np.arange(28) - 13.5, np.arange(28) - 13.5, indexing="ij")
+        cos, sin = np.cos(angle), np.sin(angle)
+        src_y = cos * yy - sin * xx + 13.5 + shift[:, 0]
+        src_x = sin * yy + cos * xx + 13.5 + shift[:, 1]
+        y0 = np.floor(src_y).astype(np.int64)
+        x0 = np.floor(src_x).astype(np.int64)
+        wy, wx = src_y - y0, src_x - x0
+        padded = np.pad(images, ((0, 0), (1, 2), (1, 2)))
+        n = np.arange(b)[:, None, None]
+
+        def at(y, x):
+            return padded[n, np.clip(y + 1, 0, 30), np.clip(x + 1, 0, 30)]
+
+        out = ((1 - wy) * (1 - wx) * at(y0, x0) + (1 - wy) * wx * at(y0, x0 + 1)
+               + wy * (1 - wx) * at(y0 + 1, x0) + wy * wx * at(y0 + 1, x0 + 1))
+        out = (out / 255.0 - 0.1307) / 0.3081 + rng.normal(0.0, 0.05, size=out.shape)
+        return (Tensor[NdArray, 3].from_data(out.astype(np.float32)),
+                Tensor[NdArray, 1, Int].from_ints(labels))
+
+
+_DATASETS: dict = {}
+_REFERENCE: dict = {}
+
+
+def loader_dataset(items: int):
+    """`items` MNIST items and a line saying where they came from: the real
+    digits of the data root (`$BURNBOOK_DATA`, else burnbook's user cache;
+    never downloaded) when there are enough of them, else seeded random
+    28x28 images."""
+    if items not in _DATASETS:
+        from burnbook.data import MnistDataset, PartialDataset, data_root
+
+        found, why = None, ""
+        for split in ("train", "test"):
+            try:
+                ds = MnistDataset.new(split, download=False)
+            except Exception as exc:
+                why = f"{type(exc).__name__}"
+                continue
+            if ds.len() >= items:
+                found = (PartialDataset(ds, 0, items),
+                         f"{items:,} real MNIST digits ({split} split, {ds.folder})")
+                break
+            why = f"the {split} split holds only {ds.len()} items"
+        if found is None:
+            rng = np.random.default_rng(LOADER_SEED)
+            images = rng.integers(0, 256, (items, 28, 28), dtype=np.uint8)
+            labels = rng.integers(0, 10, items).astype(np.uint8)
+            root = os.environ.get("BURNBOOK_DATA") or str(data_root())
+            found = (MnistDataset(images, labels, "random"),
+                     f"{items:,} seeded random 28x28 images (no MNIST under {root}: {why})")
+        _DATASETS[items] = found
+    return _DATASETS[items]
+
+
+class _Contention:
+    """Other processes' share of the machine while a loader case runs: the
+    system's busy CPU time minus this process's and its reaped children's
+    (the worker processes), over wall time x cores, from the case's set-up to
+    its last epoch; and the hypervisor's steal time (this is a VM: the host
+    may run other guests on our cores, which no process here sees)."""
+
+    def __init__(self) -> None:
+        self.start = self._read()
+        self.end = self.start
+
+    @staticmethod
+    def _read():
+        try:
+            import psutil
+
+            t = psutil.cpu_times()
+            steal = getattr(t, "steal", 0.0)
+            busy = sum(t) - t.idle - getattr(t, "iowait", 0.0) - steal - getattr(t, "guest", 0.0) \
+                - getattr(t, "guest_nice", 0.0)
+        except Exception:
+            busy = steal = None
+        own = os.times()
+        return time.perf_counter(), busy, own.user + own.system + own.children_user + own.children_system, steal
+
+    def mark(self) -> None:
+        self.end = self._read()
+
+    def percents(self) -> tuple[float, float] | None:
+        """(other processes, steal), in percent of the machine's CPU time."""
+        (t0, b0, o0, s0), (t1, b1, o1, s1) = self.start, self.end
+        wall = (t1 - t0) * (os.cpu_count() or 1)
+        if b0 is None or b1 is None or wall <= 0:
+            return None
+        return max(0.0, 100.0 * ((b1 - b0) - (o1 - o0)) / wall), 100.0 * (s1 - s0) / wall
+
+
+def _probe_work(dataset, batches: int, offset: int) -> float:
+    """Seconds to build `batches` batches with the augmenting batcher, in this process."""
+    batcher = AugmentingMnistBatcher()
+    n = dataset.len()
+    start = time.perf_counter()
+    for b in range(offset, offset + batches):
+        batcher.batch([dataset.get((b * LOADER_BATCH + i) % n) for i in range(LOADER_BATCH)])
+    return time.perf_counter() - start
+
+
+def _probe_child(dataset, batches: int, offset: int, barrier, conn) -> None:
+    barrier.wait()
+    conn.send(_probe_work(dataset, batches, offset))
+    conn.close()
+
+
+def scaling_probe(dataset, batches: int) -> float | None:
+    """What two processes get out of this machine right now on the loader's own
+    work: `batches` batches built in this process, then the same work split
+    over two forked processes that start together (after a barrier, so the
+    fork is not timed); the ratio of the times. The loader's speed-up with 2
+    workers cannot beat it (on an idle 2-core machine it is near 2; when the
+    host or a neighbour takes a core it falls towards 1)."""
+    import multiprocessing
+
+    try:
+        ctx = multiprocessing.get_context("fork")
+    except ValueError:
+        return None
+    half = max(1, batches // 2)
+    _probe_work(dataset, 1, 0)   # warm
+    one = _probe_work(dataset, 2 * half, 0)
+    barrier = ctx.Barrier(2)
+    pipes = [ctx.Pipe(duplex=False) for _ in range(2)]
+    procs = [ctx.Process(target=_probe_child, args=(dataset, half, k * half, barrier, pipes[k][1]), daemon=True)
+             for k in range(2)]
+    try:
+        for proc in procs:
+            proc.start()
+        times = [reader.recv() for reader, _ in pipes]
+    except Exception:
+        return None
+    finally:
+        for proc in procs:
+            proc.join(5.0)
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+    return one / max(times) if max(times) > 0 else None
+
+
+CONTENTION: dict = {}     # items -> _Contention over the latest run of the loader case
+SCALING: dict = {}        # items -> scaling_probe() at the loader case's set-up
+PAIRS: dict = {}          # items -> [(seconds of a 0-worker epoch, of a 2-worker epoch), ...]
+DATA_SOURCE: dict = {}    # items -> where the items came from
+_PROBE_BATCHES = {"smoke": 2}
+
+
+def contention_line(items: int) -> str:
+    """The scaling probe at the loader case's set-up, other processes' CPU
+    share and the steal time while it ran, and the load average."""
+    bits = []
+    scaling = SCALING.get(items)
+    if scaling is not None:
+        bits.append(f"two processes building these batches side by side run {scaling:.2f}x as fast as one "
+                    "(the ceiling for 2 workers, measured at the case's start)")
+    meter = CONTENTION.get(items)
+    shares = meter.percents() if meter is not None else None
+    if shares is not None:
+        bits.append(f"other processes used {shares[0]:.0f}% and the hypervisor stole {shares[1]:.0f}% of the "
+                    f"{os.cpu_count()} cores over the case's {meter.end[0] - meter.start[0]:.0f} s")
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
+    return "; ".join(bits + [f"load average {load}"])
+
+
+def loader_pairs(items: int) -> list:
+    """The (0-worker, 2-worker) epoch times of the latest run, less the first
+    (cold) pair."""
+    return PAIRS.get(items, [])[1:]
+
+
+def loader_speedup(res) -> float | None:
+    """The bar's value: the median over back-to-back pairs of (0-worker epoch
+    time / 2-worker epoch time) of the loader case `res`."""
+    pairs = loader_pairs(int(res.case.size))
+    if not pairs:
+        return None
+    return float(np.median([t0 / t2 for t0, t2 in pairs if t2 > 0]))
+
+
+def _make_loader(dataset, workers: int):
+    from burnbook.data import DataLoaderBuilder
+
+    return (DataLoaderBuilder(AugmentingMnistBatcher()).batch_size(LOADER_BATCH).shuffle(LOADER_SEED)
+            .num_workers(workers).build(dataset))
+
+
+def _run_epoch(loader) -> np.ndarray:
+    """One epoch; the consumer reads every batch. Returns [items, checksum]."""
+    count, checksum = 0, 0.0
+    for images, targets in loader:
+        values = images.to_numpy()
+        count += values.shape[0]
+        checksum += float(values[:, 14, 14].sum()) + float(targets.to_numpy().sum())
+    return np.array([count, checksum])
+
+
+def _reference_pair(items: int) -> np.ndarray:
+    """Epoch 0 of a 0-worker loader, twice: what the first pair must give."""
+    if items not in _REFERENCE:
+        _REFERENCE[items] = _run_epoch(_make_loader(loader_dataset(items)[0], 0))
+    return np.concatenate([_REFERENCE[items], _REFERENCE[items]])
+
+
+def _loader_setup(items: int, probe_batches: int):
+    def setup(fw, ns):
+        from burnbook import Tensor
+
+        dataset, source = loader_dataset(items)
+        DATA_SOURCE[items] = source
+        SCALING[items] = scaling_probe(dataset, probe_batches)
+        meter = CONTENTION[items] = _Contention()
+        pairs = PAIRS[items] = []
+        loaders = {w: _make_loader(dataset, w) for w in LOADER_WORKERS}
+        backend, device = fw.backend, fw.device
+        clock = time.perf_counter
+
+        def pair():
+            """An epoch with 0 workers and one with 2, back to back (the order
+            alternates from call to call); records both times."""
+            order = LOADER_WORKERS if len(pairs) % 2 == 0 else LOADER_WORKERS[::-1]
+            out, took = {}, {}
+            for w in order:
+                t = clock()
+                out[w] = _run_epoch(loaders[w])
+                took[w] = clock() - t
+            pairs.append((took[0], took[2]))
+            meter.mark()
+            return Tensor[backend, 1].from_data(np.concatenate([out[0], out[2]]), device)
+
+        ns["pair"] = pair
+
+    return setup
+
+
+def _loader_numpy(items: int):
+    def setup(fw, ns):
+        ns["pair"] = lambda: _reference_pair(items)
+
+    return setup
+
+
+def cases(profile: Profile) -> list:
+    batch = cnn_batch(profile)
+    items = loader_items(profile)
+    return [
+        Case(FAMILY, "guide_cnn_step", str(batch), _cnn_inputs(batch), {"*": "step()"},
+             work=batch, unit="images/s", ratio="speed",
+             setup={"numpy": _cnn_numpy, "burnbook": _cnn_burnbook, "torch": _cnn_torch},
+             check="probe()", tol=1e-4, frameworks=CNN_FRAMEWORKS),
+        # The time of a pair (an epoch with 0 workers + one with 2); the
+        # speed-up comes from the pairs' own timings (`loader_speedup`).
+        Case(FAMILY, "dataloader_workers", str(items), lambda rng: {}, {"*": "pair()"},
+             ratio="time", tol=1e-6, frameworks=LOADER_FRAMEWORKS,
+             setup={"numpy": _loader_numpy(items),
+                    "burnbook": _loader_setup(items, _PROBE_BATCHES.get(profile.name, 32))}),
+    ]
