@@ -278,7 +278,7 @@ def _cnn_numpy(fw, ns):
 
 # -- the data loader ----------------------------------------------------------------------
 class AugmentingMnistBatcher:
-    """The guide's MNIST batcher plus augmentation (as `tests/data/bench_loader.py`):
+    """The guide's MNIST batcher plus augmentation:
     a random rotation (+-15 degrees, bilinear, vectorised over the batch), a
     random shift (+-2 px), normalisation with MNIST's mean/std, Gaussian noise;
     the batch as `Tensor[NdArray, 3]` images and `Tensor[NdArray, 1, Int]`
