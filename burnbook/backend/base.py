@@ -130,6 +130,30 @@ AUTODIFF_OPS: tuple[str, ...] = (
 )
 
 
+# Layout and indexing ops move elements without looking at them, so a
+# backend's Float version serves every kind; `share_layout_ops` fills the
+# Int and Bool names from it unless the backend wrote its own.
+LAYOUT_OPS: dict[str, tuple[str, ...]] = {
+    "int": ("into_data", "shape", "device", "to_device", "dtype", "reshape", "swap_dims",
+            "permute", "expand", "slice", "slice_assign", "cat", "gather", "scatter", "select",
+            "select_assign", "mask_where", "mask_fill"),
+    "bool": ("into_data", "shape", "device", "to_device", "reshape", "swap_dims", "permute",
+             "expand", "slice", "slice_assign", "cat", "select", "mask_where"),
+}
+
+
+def share_layout_ops(cls: type) -> type:
+    """Class decorator: `int_reshape = float_reshape` and so on for every op
+    of `LAYOUT_OPS` the backend class does not define itself."""
+    import inspect
+
+    for kind, names in LAYOUT_OPS.items():
+        for name in names:
+            if f"{kind}_{name}" not in cls.__dict__:
+                setattr(cls, f"{kind}_{name}", inspect.getattr_static(cls, f"float_{name}"))
+    return cls
+
+
 class Backend(ModuleOps):
     """Base class of every backend; subclasses implement the ops of `ALL_OPS`
     (the module ops of `MODULE_OPS` have defaults, inherited from `ModuleOps`).

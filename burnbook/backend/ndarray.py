@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from .base import Backend
+from .base import Backend, share_layout_ops
 from .ndarray_module import NdArrayModuleOps
 
 _erf_exact = np.frompyfunc(math.erf, 1, 1)
@@ -130,6 +130,7 @@ def _full_reduce(name):
     return lambda p: np.asarray(getattr(p, name)()).reshape(1).astype(p.dtype, copy=False)
 
 
+@share_layout_ops
 class NdArray(NdArrayModuleOps, Backend):
     """NumPy on the CPU (Burn's `NdArray<f32>`); device `Cpu`. Module ops
     (conv, pooling) come from `NdArrayModuleOps` (NumPy sliding windows) and
@@ -339,7 +340,6 @@ class NdArray(NdArrayModuleOps, Backend):
     def int_from_data(array, device):
         return np.array(array, dtype=np.int64, copy=True)
 
-    int_into_data = float_into_data
 
     @staticmethod
     def int_empty(shape, device):
@@ -349,23 +349,6 @@ class NdArray(NdArrayModuleOps, Backend):
     def int_full(shape, value, device):
         return np.full(shape, value, dtype=np.int64)
 
-    int_shape = float_shape
-    int_device = float_device
-    int_to_device = float_to_device
-    int_dtype = float_dtype
-    int_reshape = float_reshape
-    int_swap_dims = float_swap_dims
-    int_permute = float_permute
-    int_expand = float_expand
-    int_slice = float_slice
-    int_slice_assign = float_slice_assign
-    int_cat = float_cat
-    int_gather = float_gather
-    int_scatter = float_scatter
-    int_select = float_select
-    int_select_assign = float_select_assign
-    int_mask_where = float_mask_where
-    int_mask_fill = float_mask_fill
     int_add = float_add
     int_sub = float_sub
     int_mul = float_mul
@@ -413,24 +396,11 @@ class NdArray(NdArrayModuleOps, Backend):
     def bool_from_data(array, device):
         return np.array(array, dtype=np.bool_, copy=True)
 
-    bool_into_data = float_into_data
 
     @staticmethod
     def bool_empty(shape, device):
         return np.zeros(shape, dtype=np.bool_)
 
-    bool_shape = float_shape
-    bool_device = float_device
-    bool_to_device = float_to_device
-    bool_reshape = float_reshape
-    bool_swap_dims = float_swap_dims
-    bool_permute = float_permute
-    bool_expand = float_expand
-    bool_slice = float_slice
-    bool_slice_assign = float_slice_assign
-    bool_cat = float_cat
-    bool_select = float_select
-    bool_mask_where = float_mask_where
     bool_equal = float_equal
     bool_not = staticmethod(np.logical_not)
     bool_and = staticmethod(np.logical_and)

@@ -44,7 +44,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .base import Backend, broadcast_shape, check_devices
+from .base import Backend, broadcast_shape, check_devices, share_layout_ops
 
 K: Any = None  # burnbook.kernels, imported when the runtime starts
 _running: "TaichiDevice | None" = None
@@ -503,6 +503,7 @@ def _red_all(name: str, code: str):
     return staticmethod(lambda p: _reduce_all(name, p, getattr(K.reduce, code)))
 
 
+@share_layout_ops
 class Taichi(Backend):
     """Taichi kernels on the arch its `TaichiDevice` names (Burn's `Wgpu`)."""
 
@@ -806,24 +807,6 @@ class Taichi(Backend):
             K.data.arange(out.buf, start, step)
         return out
 
-    int_into_data = float_into_data
-    int_shape = float_shape
-    int_device = float_device
-    int_to_device = float_to_device
-    int_dtype = float_dtype
-    int_reshape = float_reshape
-    int_swap_dims = float_swap_dims
-    int_permute = float_permute
-    int_expand = float_expand
-    int_slice = float_slice
-    int_slice_assign = float_slice_assign
-    int_cat = float_cat
-    int_gather = float_gather
-    int_scatter = float_scatter
-    int_select = float_select
-    int_select_assign = float_select_assign
-    int_mask_where = float_mask_where
-    int_mask_fill = float_mask_fill
     int_add = _binop("int_add", "ADD")
     int_sub = _binop("int_sub", "SUB")
     int_mul = _binop("int_mul", "MUL")
@@ -865,20 +848,7 @@ class Taichi(Backend):
         _start(device)
         return _full(shape, 0, BOOL, _running)
 
-    bool_into_data = float_into_data
-    bool_shape = float_shape
-    bool_device = float_device
-    bool_to_device = float_to_device
     bool_dtype = float_dtype
-    bool_reshape = float_reshape
-    bool_swap_dims = float_swap_dims
-    bool_permute = float_permute
-    bool_expand = float_expand
-    bool_slice = float_slice
-    bool_slice_assign = float_slice_assign
-    bool_cat = float_cat
-    bool_select = float_select
-    bool_mask_where = float_mask_where
     bool_equal = _binop("bool_equal", "EQ", BOOL)
     bool_not = _unop("NOT", BOOL)
     bool_and = _binop("bool_and", "AND", BOOL)
