@@ -14,7 +14,7 @@ folder, where it is downloaded)::
 
     python -m burnbook.examples.guide --epochs 3
 
-The notebook `notebooks/en/14-guide.ipynb` walks through the same code.
+The notebook `notebooks/en/04-guide.ipynb` walks through the same code.
 """
 
 from .data import MNIST_MEAN, MNIST_STD, MnistBatch, MnistBatcher

@@ -1,0 +1,2 @@
+"""Model import: ONNX graphs turned into Python modules, and PyTorch weights
+read without executing pickled code."""

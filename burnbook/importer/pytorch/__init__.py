@@ -1,0 +1,1 @@
+"""PyTorch weight import: `.pt` archives read by a restricted unpickler, and safetensors files."""
