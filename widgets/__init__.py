@@ -1,7 +1,34 @@
-"""Notebook widgets for burnbook (ipywidgets + plotly), imported lazily.
+"""Notebook widgets for burnbook, built on ipywidgets and plotly.
 
-Installed as `burnbook.widgets`. The core never imports this package at module
-level; the Learner loads it only inside a running notebook kernel.
+Installed as `burnbook.widgets`. Each widget is loaded on first use (PEP 562),
+so `import burnbook.widgets` stays cheap and never pulls in plotly by itself.
+The core never imports this package at module level; the Learner loads it only
+inside a running notebook kernel.
 """
 
-__all__: list[str] = []
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_WIDGETS = {
+    "GraphView": ".graph",
+    "GradientView": ".gradient",
+    "TensorView": ".tensor_view",
+    "TrainingDashboard": ".dashboard",
+}
+
+__all__ = sorted(_WIDGETS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _WIDGETS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'burnbook.widgets' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
