@@ -30,6 +30,7 @@ in the tensor layer, built from these primitives.
 
 from __future__ import annotations
 
+import json
 from typing import Any, ClassVar, Sequence
 
 import numpy as np
@@ -225,6 +226,31 @@ class Backend(ModuleOps):
     def seed(cls, seed: int) -> None:
         """Make every later random op of this backend reproducible."""
         raise NotImplementedError
+
+    @classmethod
+    def rng_state(cls) -> str:
+        """A snapshot of the backend's random generator, as text (a checkpoint
+        stores it so a resumed run draws the same dropout masks). Backends
+        that draw on the host keep a NumPy `Generator` in `_rng`."""
+        rng = getattr(cls.InnerBackend, "_rng", None)
+        if rng is None:
+            raise NotImplementedError(f"{cls.__name__} keeps no host random generator to snapshot")
+        return json.dumps(rng.bit_generator.state, sort_keys=True)
+
+    @classmethod
+    def set_rng_state(cls, state: str) -> None:
+        """Restore a snapshot taken by `rng_state()`."""
+        inner = cls.InnerBackend
+        if getattr(inner, "_rng", None) is None:
+            raise NotImplementedError(f"{cls.__name__} keeps no host random generator to restore")
+        try:
+            fields = json.loads(state)
+            kind = getattr(np.random, fields["bit_generator"])
+            generator = np.random.Generator(kind())
+            generator.bit_generator.state = fields
+        except (ValueError, TypeError, KeyError, AttributeError) as err:
+            raise ValueError(f"{cls.__name__}.set_rng_state: not a generator snapshot ({err})") from err
+        inner._rng = generator
 
     @classmethod
     def sync(cls, device: Any = None) -> None:

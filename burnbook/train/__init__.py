@@ -24,6 +24,7 @@ The artifact folder, as in the book's Learner section::
 
     artifacts/experiment.log
     artifacts/checkpoint/model-3.mpk.gz   optim-3.mpk.gz   scheduler-3.mpk.gz  (last 2 epochs + best)
+    artifacts/checkpoint/rng-3.mpk.gz     (burnbook's addition: the backend's random state)
     artifacts/train/epoch-1/Accuracy.log  Loss.log          (one value per iteration)
     artifacts/valid/epoch-1/Accuracy.log  Loss.log
 

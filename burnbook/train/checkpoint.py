@@ -5,7 +5,11 @@ decide which epochs to keep.
     <artifact_dir>/checkpoint/model-3.mpk.gz
     <artifact_dir>/checkpoint/optim-3.mpk.gz
     <artifact_dir>/checkpoint/scheduler-3.mpk.gz
+    <artifact_dir>/checkpoint/rng-3.mpk.gz
 
+The `rng-N` file is burnbook's addition to Burn's layout: the state of the
+model backend's random generator, so a resumed run draws the same dropout
+masks as an uninterrupted one.
 The extension is the recorder's (`.mpk.gz` for `NamedMpkGzFileRecorder`,
 the Learner's default; `.mpk` for the book's `CompactRecorder`). Every file
 is written atomically by the recorder. A strategy returns actions: `SAVE`
@@ -177,27 +181,54 @@ def default_checkpointing_strategy() -> ComposedCheckpointingStrategy:
 
 
 class LearnerCheckpointer:
-    """The three checkpointers (model, optim, scheduler) and the strategy."""
+    """The checkpointers (model, optim, scheduler, random generator) and the strategy."""
 
     def __init__(self, recorder: Any, directory: str | os.PathLike, strategy: Any) -> None:
         directory = Path(directory)
         self.model = FileCheckpointer(recorder, directory, "model")
         self.optim = FileCheckpointer(recorder, directory, "optim")
         self.scheduler = FileCheckpointer(recorder, directory, "scheduler")
+        self.rng = FileCheckpointer(recorder, directory, "rng")
         self.strategy = strategy
 
     def checkpoint(self, model: Any, optim: Any, scheduler: Any, epoch: int, store: EventStore) -> None:
         for action in self.strategy.checkpointing(epoch, store):
             if isinstance(action, Delete):
-                for checkpointer in (self.model, self.optim, self.scheduler):
+                for checkpointer in (self.model, self.optim, self.scheduler, self.rng):
                     checkpointer.delete(action.epoch)
             else:
                 self.model.save(epoch, model.into_record())
                 self.optim.save(epoch, optim.to_record())
                 self.scheduler.save(epoch, scheduler.to_record())
+                backend = _backend_of(model)
+                if backend is not None:
+                    self.rng.save(epoch, {"backend": backend.name(), "state": backend.rng_state()})
 
     def load_checkpoint(self, model: Any, optim: Any, scheduler: Any, epoch: int) -> tuple[Any, Any, Any]:
         model = model.load_record(self.model.restore(epoch))
         optim = optim.load_record(self.optim.restore(epoch)) or optim
         scheduler = scheduler.load_record(self.scheduler.restore(epoch)) or scheduler
+        backend = _backend_of(model)
+        if backend is not None:
+            if self.rng.file_for_epoch(epoch).exists():
+                record = self.rng.restore(epoch)
+                if record.get("backend") != backend.name():
+                    raise ValueError(f"checkpoint {self.rng.file_for_epoch(epoch)} holds the random state of "
+                                     f"backend {record.get('backend')!r}, but the model runs on {backend.name()!r}")
+                backend.set_rng_state(record["state"])
+            else:
+                log.warning("No random-generator checkpoint for epoch %d: dropout masks will differ from the "
+                            "uninterrupted run", epoch)
         return model, optim, scheduler
+
+
+def _backend_of(model: Any) -> type | None:
+    """The backend of the model's first parameter, if it keeps a host generator."""
+    for param in model.params():
+        backend = type(param.val())._B
+        try:
+            backend.rng_state()
+        except NotImplementedError:
+            return None
+        return backend
+    return None

@@ -78,3 +78,19 @@ def test_random_with_a_device_and_shape(backend, device):
     t = Tensor[backend, 3].random([2, 0, 3], Distribution.Default, device)
     assert t.dims() == [2, 0, 3]
     assert Tensor[backend, 3].random([2, 1, 3], Distribution.Default, device).device() == device
+
+
+def test_rng_state_snapshot_replays_the_same_draws(backend, device):
+    backend.seed(7)
+    state = backend.rng_state()
+    first = Tensor[backend, 2].random([3, 5], Distribution.Bernoulli(0.5), device).to_numpy()
+    again_without_restore = Tensor[backend, 2].random([3, 5], Distribution.Bernoulli(0.5), device).to_numpy()
+    backend.set_rng_state(state)
+    replay = Tensor[backend, 2].random([3, 5], Distribution.Bernoulli(0.5), device).to_numpy()
+    np.testing.assert_array_equal(first, replay)
+    assert not np.array_equal(first, again_without_restore)
+
+
+def test_set_rng_state_rejects_what_is_not_a_snapshot(backend):
+    with pytest.raises(ValueError, match="not a generator snapshot"):
+        backend.set_rng_state('{"bit_generator": "NoSuchGenerator"}')

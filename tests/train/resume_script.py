@@ -1,5 +1,6 @@
-"""Run by test_resume.py in a subprocess: train the tiny classifier with
-Adam, an exponential learning-rate schedule and a shuffling DataLoader.
+"""Run by test_resume.py in a subprocess: train the tiny classifier, with
+dropout in front of its linear layer, using Adam, an exponential
+learning-rate schedule and a shuffling DataLoader.
 
     python -m tests.train.resume_script ARTIFACT_DIR OUT.npz full
     python -m tests.train.resume_script ARTIFACT_DIR OUT.npz crash   # SIGKILLs itself in epoch 3
@@ -21,9 +22,27 @@ from burnbook.data import DataLoaderBuilder, InMemDataset
 from burnbook.optim import AdamConfig, ExponentialLrSchedulerConfig
 from burnbook.train import AccuracyMetric, LearnerBuilder, LearningRateMetric, LossMetric, MetricsRendererBase
 
-from .helpers import B, make_data, make_model, to_batch, weights
+from burnbook import Tensor
+from burnbook.nn import Dropout, DropoutConfig, LinearConfig
+
+from .helpers import B, D_IN, CLASSES, Classifier, make_data, to_batch, weights
 
 EPOCHS = 4
+
+
+class DropoutClassifier(Classifier):
+    """The tiny classifier with dropout on its inputs: its training draws
+    from the backend's random generator, which a checkpoint must restore."""
+
+    dropout: Dropout
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.linear(self.dropout(x))
+
+
+def make_model(seed: int) -> DropoutClassifier:
+    B.seed(seed)
+    return DropoutClassifier(linear=LinearConfig(D_IN, CLASSES).init(backend=B), dropout=DropoutConfig(0.3).init())
 
 
 class Batcher:
