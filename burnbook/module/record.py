@@ -35,7 +35,12 @@ def _tree(value: Any) -> Any:
 
 def module_from_record(module: Any, record: Any) -> Any:
     """A copy of `module` holding the record's values and ids, after checking
-    that names and shapes match; all problems are reported at once."""
+    that names and shapes match; all problems are reported at once. A record
+    that must be fitted to the module first (an imported `PyTorchRecord`, in
+    PyTorch's names and layouts) does so through its `adapt_to(module)`."""
+    adapt = getattr(type(record), "adapt_to", None)
+    if adapt is not None:
+        record = adapt(record, module)
     if not isinstance(record, Record):
         record = Record(record)
     entries = record.flatten()

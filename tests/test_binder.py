@@ -1,0 +1,264 @@
+"""Binder: binder/ alone must build a working book on mybinder.org.
+
+Fast checks: requirements.in is pyproject's runtime dependencies plus the
+[notebook] extra, requirements.txt pins all of it (and no torch), the
+runtime and postBuild are what repo2docker expects, and postBuild's MNIST
+step (binder/fetch_mnist.py) reuses verified files, downloads missing ones
+with checksums and stops on a bad file.
+
+The slow test does what repo2docker does, from binder/ alone: copy the
+repository's files to a fresh folder, make a fresh virtual environment,
+`pip install -r binder/requirements.txt`, run `binder/postBuild`, then
+execute a chapter in that environment. It needs PyPI; MNIST comes from
+`$BURNBOOK_DATA` when set (make exports it), else it is downloaded into a
+temporary folder.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from burnbook.data import download
+from burnbook.data.dataset.vision import mnist, write_idx
+
+ROOT = Path(__file__).resolve().parents[1]
+BINDER = ROOT / "binder"
+CHAPTER = "notebooks/en/03-getting-started.ipynb"
+
+
+def requirement_lines(path: Path) -> list[str]:
+    lines = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            lines.append(line)
+    return lines
+
+
+def pins() -> dict[str, str]:
+    """requirements.txt as {canonical name: pinned version}."""
+    out = {}
+    for line in requirement_lines(BINDER / "requirements.txt"):
+        req = Requirement(line)
+        specs = list(req.specifier)
+        assert len(specs) == 1 and specs[0].operator == "==" and not req.url, (
+            f"binder/requirements.txt: {line!r} is not pinned as name==version")
+        out[canonicalize_name(req.name)] = specs[0].version
+    return out
+
+
+# -- the files repo2docker reads ------------------------------------------------------
+def test_requirements_in_is_pyproject_runtime_plus_notebook_extra() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    wanted = project["dependencies"] + project["optional-dependencies"]["notebook"]
+    wanted = {canonicalize_name(Requirement(r).name): str(Requirement(r).specifier) for r in wanted}
+    have = {canonicalize_name(Requirement(r).name): str(Requirement(r).specifier)
+            for r in requirement_lines(BINDER / "requirements.in")}
+    assert have == wanted, (
+        "binder/requirements.in differs from pyproject.toml's dependencies + [notebook] extra: "
+        f"only in requirements.in {sorted(set(have.items()) - set(wanted.items()))}, "
+        f"only in pyproject.toml {sorted(set(wanted.items()) - set(have.items()))}; "
+        "edit requirements.in and re-lock (the command is in its header)")
+
+
+def test_requirements_txt_pins_everything_and_no_torch() -> None:
+    pinned = pins()
+    for line in requirement_lines(BINDER / "requirements.in"):
+        req = Requirement(line)
+        name = canonicalize_name(req.name)
+        assert name in pinned, f"binder/requirements.txt does not pin {req.name} (re-lock requirements.in)"
+        assert req.specifier.contains(pinned[name], prereleases=True), (
+            f"binder/requirements.txt pins {req.name}=={pinned[name]}, outside {req.specifier}")
+    heavy = sorted(n for n in pinned if n in ("torch", "tensorflow", "jax") or n.startswith("nvidia-"))
+    assert not heavy, f"binder/requirements.txt installs {heavy}, which do not fit Binder's 2 GB"
+    assert "ipykernel" in pinned and "nbconvert" in pinned, "the book needs a kernel and nbconvert"
+
+
+def test_runtime_and_postbuild_are_what_repo2docker_runs() -> None:
+    assert (BINDER / "runtime.txt").read_text(encoding="utf-8").strip() == "python-3.11"
+    post = BINDER / "postBuild"
+    assert post.read_text(encoding="utf-8").startswith("#!/usr/bin/env bash"), "postBuild needs a shebang"
+    assert os.access(post, os.X_OK), "binder/postBuild must be executable (chmod +x)"
+    # repo2docker prefers these over requirements.txt: none may sneak in.
+    for other in ("environment.yml", "Pipfile", "Pipfile.lock", "setup.py", "Project.toml", "install.R"):
+        assert not (BINDER / other).exists(), f"binder/{other} would override requirements.txt"
+
+
+# -- postBuild's MNIST step -------------------------------------------------------------
+def fetch_module():
+    spec = importlib.util.spec_from_file_location("binder_fetch_mnist", BINDER / "fetch_mnist.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def fake_mnist(folder: Path, split: str, n: int, seed: int) -> dict[str, bytes]:
+    """Write a small, well-formed `split` (gzip IDX) into `folder`; the files' bytes."""
+    rng = np.random.default_rng(seed)
+    images, labels = mnist.FILES[split]
+    folder.mkdir(parents=True, exist_ok=True)
+    write_idx(folder / f"{images}.gz", rng.integers(0, 256, (n, 28, 28), dtype=np.uint8))
+    write_idx(folder / f"{labels}.gz", rng.integers(0, 10, n, dtype=np.uint8))
+    return {f"{stem}.gz": (folder / f"{stem}.gz").read_bytes() for stem in (images, labels)}
+
+
+@pytest.fixture
+def no_network(monkeypatch):
+    calls = []
+
+    def refuse(url, dest, timeout=60.0):
+        calls.append(url)
+        raise OSError(f"network disabled in this test: {url}")
+
+    monkeypatch.setattr(download, "download_file", refuse)
+    return calls
+
+
+def test_fetch_reuses_verified_files_without_downloading(tmp_path, monkeypatch, no_network, capsys) -> None:
+    for split, n in (("train", 12), ("test", 5)):
+        fake_mnist(tmp_path / "mnist-offline", split, n, seed=n)
+    monkeypatch.setenv("BURNBOOK_DATA", str(tmp_path))
+    assert fetch_module().main() == 0
+    out = capsys.readouterr().out
+    assert "train: 12 images" in out and "test: 5 images" in out and "not downloaded" in out
+    assert no_network == []
+
+
+def test_fetch_downloads_missing_files_with_checksums(tmp_path, monkeypatch) -> None:
+    served = {}
+    for split in ("train", "test"):
+        served.update(fake_mnist(tmp_path / "mirror", split, 7, seed=3))
+    shutil.rmtree(tmp_path / "mirror")
+    for name, data in served.items():  # the "published" sums of these files
+        monkeypatch.setitem(mnist.MD5, name, hashlib.md5(data).hexdigest())
+    urls = []
+
+    def serve(url, dest, timeout=60.0):
+        urls.append(url)
+        Path(dest).write_bytes(served[url.rsplit("/", 1)[1]])
+
+    monkeypatch.setattr(download, "download_file", serve)
+    monkeypatch.setenv("BURNBOOK_DATA", str(tmp_path / "data"))
+    fetch = fetch_module()
+    images, labels, count, downloaded = fetch.ensure("test")
+    assert downloaded and count == 7 and images.parent == tmp_path / "data" / "mnist"
+    assert len(urls) == 2
+    assert fetch.ensure("test")[3] is False and len(urls) == 2  # second time: verified, reused
+
+
+def test_fetch_stops_on_a_corrupted_file_and_keeps_it(tmp_path, monkeypatch, no_network, capsys) -> None:
+    fake_mnist(tmp_path / "mnist", "train", 4, seed=1)
+    fake_mnist(tmp_path / "mnist", "test", 4, seed=2)  # not the published bytes: MD5 differs
+    monkeypatch.setenv("BURNBOOK_DATA", str(tmp_path))
+    assert fetch_module().main() == 1
+    err = capsys.readouterr().err
+    assert "failed verification" in err and "train-images-idx3-ubyte.gz" in err and "MD5" in err
+    assert (tmp_path / "mnist" / "train-images-idx3-ubyte.gz").exists()
+    assert no_network == []
+
+
+def test_fetch_reports_a_truncated_file(tmp_path, monkeypatch, no_network, capsys) -> None:
+    fake_mnist(tmp_path / "mnist-offline", "train", 4, seed=1)
+    fake_mnist(tmp_path / "mnist-offline", "test", 4, seed=2)
+    labels = tmp_path / "mnist-offline" / "t10k-labels-idx1-ubyte.gz"
+    raw = gzip.decompress(labels.read_bytes())
+    labels.write_bytes(gzip.compress(raw[:-2]))  # two labels short of the header's count
+    monkeypatch.setenv("BURNBOOK_DATA", str(tmp_path))
+    assert fetch_module().main() == 1
+    assert "t10k-labels-idx1-ubyte.gz" in capsys.readouterr().err
+
+
+# -- the whole build, as repo2docker runs it --------------------------------------------
+def pypi_reachable() -> bool:
+    try:
+        with urllib.request.urlopen("https://pypi.org/simple/pip/", timeout=10):
+            return True
+    except OSError:
+        return False
+
+
+def repository_files() -> list[str]:
+    """The files git would put in the repository: tracked, plus untracked
+    ones that are not ignored (work not committed yet)."""
+    try:
+        out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                             cwd=ROOT, capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout: the repository's file list comes from git ls-files")
+    return sorted({f for f in out.decode().split("\0") if f and (ROOT / f).is_file()})
+
+
+def run(cmd: list[str], cwd: Path, env: dict, what: str, timeout: float) -> float:
+    start = time.monotonic()
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, (
+        f"{what} failed (exit {proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return time.monotonic() - start
+
+
+@pytest.mark.slow
+def test_binder_build_from_scratch_runs_a_chapter(tmp_path) -> None:
+    if not pypi_reachable():
+        reason = "" if os.environ.get("BURNBOOK_DATA") else " and BURNBOOK_DATA is unset"
+        pytest.skip(f"PyPI is not reachable{reason}: binder/requirements.txt cannot be installed here")
+    repo, venv = tmp_path / "repo", tmp_path / "env"
+    for name in repository_files():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, repo / name)
+
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "JUPYTER_PATH", "JUPYTER_CONFIG_DIR")}
+    env.update(
+        PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
+        VIRTUAL_ENV=str(venv),
+        JUPYTER_DATA_DIR=str(tmp_path / "jupyter-data"),  # no kernel from the user's folders
+        BURNBOOK_DATA=os.environ.get("BURNBOOK_DATA") or str(tmp_path / "data"),
+        TI_LOG_LEVEL="warn",
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+    )
+    times = {}
+    times["venv"] = run([sys.executable, "-m", "venv", str(venv)], repo, env, "python -m venv", 120)
+    times["pip install"] = run(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-compile",
+         "-r", "binder/requirements.txt"], repo, env, "pip install -r binder/requirements.txt", 600)
+    times["postBuild"] = run([str(repo / "binder" / "postBuild")], repo, env, "binder/postBuild", 600)
+
+    python = str(venv / "bin" / "python")
+    probe = subprocess.run(
+        [python, "-c", "import burnbook, json; from burnbook.data.dataset.vision import MnistDataset; "
+         "print(json.dumps([burnbook.__file__, len(MnistDataset.test(download=False))]))"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=True)
+    package, test_images = json.loads(probe.stdout.strip().splitlines()[-1])
+    assert Path(package).is_relative_to(repo), f"burnbook imported from {package}, not the copy"
+    assert test_images > 0
+    specs = subprocess.run([str(venv / "bin" / "jupyter"), "kernelspec", "list", "--json"],
+                           cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
+    kernel = json.loads(specs.stdout)["kernelspecs"]["python3"]["resource_dir"]
+    assert Path(kernel).is_relative_to(venv), f"the python3 kernel comes from {kernel}, not the new venv"
+
+    out = tmp_path / "executed"
+    times["chapter"] = run(
+        [str(venv / "bin" / "jupyter"), "nbconvert", "--to", "notebook", "--execute",
+         "--output-dir", str(out), CHAPTER], repo, env, f"executing {CHAPTER}", 300)
+    executed = json.loads((out / Path(CHAPTER).name).read_text(encoding="utf-8"))
+    cells = [c for c in executed["cells"] if c["cell_type"] == "code" and "".join(c["source"]).strip()]
+    assert cells and all(c["execution_count"] for c in cells), "not every code cell ran"
+    errors = [o for c in cells for o in c["outputs"] if o["output_type"] == "error"]
+    assert not errors, f"{CHAPTER} raised {errors[0]['ename']}: {errors[0]['evalue']}"
+    print("binder build timings (s): " + ", ".join(f"{k} {v:.0f}" for k, v in times.items()))
