@@ -1,5 +1,5 @@
-"""Example user kernels for `burnbook.autodiff.taichi_op` (the Backend
-Extension chapter). Device code only: each module holds `@ti.kernel`s and the
+"""Example user kernels for `burnbook.autodiff.taichi_op` (the Custom Taichi
+Kernel chapter, notebooks/en/22-custom-taichi-kernel.ipynb). Device code only: each module holds `@ti.kernel`s and the
 plain-Python helpers that describe them; the ops are put together by the code
 that uses them (the chapter, the tests), as a user's project would.
 
