@@ -177,3 +177,15 @@ def nodes_of(t: "Tensor | AutodiffTensor | Node") -> list[Node]:
 def edges_of(t: "Tensor | AutodiffTensor | Node") -> list[tuple[Node, Node]]:
     """The (parent, child) pairs of the graph behind `t`, for drawing it."""
     return [(p, n) for n in nodes_of(t) for p in n.parents if p is not None]
+
+
+def value_of(n: Node) -> Any:
+    """The output primitive of node `n` when it can still be read, else None:
+    the value kept by `keep_values()`, or the primitive of the tensor that the
+    op produced while that tensor is alive. For drawing a graph; leaves made
+    outside `keep_values()` have no owner, so their values come from the
+    tensors themselves (e.g. a module's parameters)."""
+    if n.value is not None:
+        return n.value
+    owner = n.owner() if n.owner is not None else None
+    return None if owner is None else owner.primitive

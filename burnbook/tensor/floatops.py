@@ -176,16 +176,20 @@ class FloatOps:
             )
         self._require_float(op)
 
-    def backward(self, create_graph: bool = False, retain_graph: bool | None = None):
+    def backward(self, create_graph: bool = False, retain_graph: bool | None = None,
+                 retain_grads: bool = False):
         """Gradients of this tensor w.r.t. every tracked leaf (ones seed, as Burn).
 
         `create_graph=True` records the backward pass itself, so the returned
         gradients can be differentiated again (PyTorch's double backward).
         `retain_graph=True` keeps every node's saved state for another pass.
+        `retain_grads=True` also keeps every intermediate node's gradient (what
+        `GraphView` shows on each op).
         """
         self._need_autodiff("backward")
-        if create_graph or retain_graph is not None:
-            return self._B.float_backward(self._p, create_graph=create_graph, retain_graph=retain_graph)
+        if create_graph or retain_graph is not None or retain_grads:
+            return self._B.float_backward(self._p, create_graph=create_graph, retain_graph=retain_graph,
+                                          retain_grads=retain_grads)
         return self._B.float_backward(self._p)
 
     def _inner_type(self, kind=None):

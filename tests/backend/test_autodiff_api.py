@@ -62,6 +62,18 @@ def test_grad_remove_and_untracked_tensors(backend):
     assert x.grad(grads) is None and x.grad_remove(grads) is None
 
 
+def test_backward_retain_grads_keeps_intermediate_gradients(backend):
+    if not backend.is_autodiff:
+        pytest.skip("autodiff backends only")
+    x = Tensor[backend, 1].from_floats([1.0, 2.0]).require_grad()
+    h = x * 3.0
+    y = (h * h).sum()
+    assert h.grad(y.backward(retain_graph=True)) is None
+    grads = y.backward(retain_grads=True)
+    assert_tensor(h.grad(grads), np.array([6.0, 12.0]))
+    assert_tensor(x.grad(grads), np.array([18.0, 36.0]))
+
+
 def test_detach_inner_and_from_inner(backend):
     if not backend.is_autodiff:
         pytest.skip("autodiff backends only")

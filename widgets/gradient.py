@@ -1,0 +1,274 @@
+"""`GradientView`: a model's parameter gradients, per parameter and per step.
+
+For each parameter (by path, `conv1.weight`) the view shows the L2 norm of
+its gradient on a log scale, a histogram of the gradient's values and, for
+2-D weights, a heatmap. A gradient is flagged
+
+- "vanishing" when its norm is below `vanishing` (default 1e-6): the
+  parameter barely moves, as in the early layers of a deep sigmoid network;
+- "exploding" when its norm is above `exploding` (default 1e3): one step
+  would throw the parameter far away (clip the gradient or lower the rate);
+- "non-finite" when it holds NaN or Inf;
+- "missing" when the parameter has no gradient (unused, or not tracked).
+
+Both thresholds are constructor arguments. `view.add_step(grads, model)`
+adds a snapshot after another training step; a slider under the figure
+moves between the snapshots (it works in the saved notebook too).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from burnbook.module.param import RunningState
+from burnbook.tensor import Float
+
+from ._static import LAYOUT, View
+
+__all__ = ["GradientView", "ParamGradient", "block_mean"]
+
+FLAG_COLOURS = {"ok": "#2ca02c", "vanishing": "#1f77b4", "exploding": "#d62728",
+                "non-finite": "#9467bd", "missing": "#7f7f7f"}
+
+
+def block_mean(a: np.ndarray, max_side: int) -> np.ndarray:
+    """`a` (2-D) shrunk to at most `max_side` per side by averaging blocks;
+    unchanged when it already fits."""
+    r, c = a.shape
+    fr, fc = math.ceil(r / max_side), math.ceil(c / max_side)
+    if fr == 1 and fc == 1:
+        return a
+    pad = np.full((math.ceil(r / fr) * fr, math.ceil(c / fc) * fc), np.nan)
+    pad[:r, :c] = a
+    blocks = pad.reshape(pad.shape[0] // fr, fr, pad.shape[1] // fc, fc)
+    return np.nanmean(blocks, axis=(1, 3))
+
+
+class ParamGradient:
+    """The statistics of one parameter's gradient at one step."""
+
+    __slots__ = ("path", "shape", "norm", "mean", "std", "min", "max", "nonfinite",
+                 "counts", "edges", "heatmap", "flag", "values")
+
+    def __init__(self, path: str, shape: list[int], grad: np.ndarray | None, *, bins: int,
+                 vanishing: float, exploding: float, heat_side: int, keep: bool = False) -> None:
+        self.path = path
+        self.shape = shape
+        self.heatmap = None
+        self.values = grad if keep else None
+        if grad is None:
+            self.norm = self.mean = self.std = self.min = self.max = float("nan")
+            self.nonfinite = 0
+            self.counts, self.edges = np.zeros(0), np.zeros(0)
+            self.flag = "missing"
+            return
+        g = np.asarray(grad, dtype=np.float64)
+        finite = g[np.isfinite(g)]
+        self.nonfinite = int(g.size - finite.size)
+        self.norm = float(np.sqrt((finite ** 2).sum()))
+        self.mean = float(finite.mean()) if finite.size else float("nan")
+        if finite.size and abs(self.mean) < 1e-6 * float(np.abs(finite).max()):
+            # Rounding noise of a gradient that sums to zero (a softmax
+            # bias): shown as 0 so that the text does not vary by machine.
+            self.mean = 0.0
+        self.std = float(finite.std()) if finite.size else float("nan")
+        self.min = float(finite.min()) if finite.size else float("nan")
+        self.max = float(finite.max()) if finite.size else float("nan")
+        self.counts, self.edges = np.histogram(finite, bins=bins) if finite.size else (np.zeros(0), np.zeros(0))
+        if g.ndim == 2:
+            self.heatmap = block_mean(g, heat_side).astype(np.float32)
+        if self.nonfinite:
+            self.flag = "non-finite"
+        elif self.norm < vanishing:
+            self.flag = "vanishing"
+        elif self.norm > exploding:
+            self.flag = "exploding"
+        else:
+            self.flag = "ok"
+
+
+class GradientView(View):
+    """Gradient norms, histograms and heatmaps of `model`'s parameters.
+
+    `grads` is the `Gradients` of `loss.backward()` (read through each
+    parameter, so pass the model that computed the loss) or a
+    `GradientsParams`. `vanishing` / `exploding` are the norm thresholds of
+    the flags; `bins` the histogram bins; `heatmap_side` the largest side of
+    a heatmap (bigger weights are averaged in blocks).
+    """
+
+    def __init__(self, model: Any, grads: Any, *, vanishing: float = 1e-6, exploding: float = 1e3,
+                 bins: int = 30, heatmap_side: int = 24, label: str | None = None) -> None:
+        if not (0 <= vanishing < exploding):
+            raise ValueError(f"GradientView: need 0 <= vanishing < exploding, got vanishing={vanishing}, "
+                             f"exploding={exploding}")
+        super().__init__("bb-gradient-view")
+        self.vanishing = float(vanishing)
+        self.exploding = float(exploding)
+        self.bins = int(bins)
+        self.heatmap_side = int(heatmap_side)
+        self.steps: list[tuple[str, list[ParamGradient]]] = []
+        self._model = model
+        self.add_step(grads, model, label)
+
+    # -- data --------------------------------------------------------------------------
+    def add_step(self, grads: Any, model: Any = None, label: str | None = None) -> "GradientView":
+        """Add a snapshot: the gradients `grads` of `model` (default: the model
+        given before; after an optimizer step pass the new one, whose
+        parameters are new tensors)."""
+        model = self._model if model is None else model
+        named = getattr(model, "named_params", None)
+        if named is None:
+            raise TypeError(f"GradientView: model must be a burnbook Module, got {type(model).__name__}")
+        self._model = model
+        rows = []
+        for path, param in named():
+            tensor = param.val()
+            if isinstance(param, RunningState) or tensor.kind is not Float:
+                continue
+            if tensor.backend.is_autodiff and not param.is_require_grad():
+                continue  # frozen: never has a gradient
+            rows.append(ParamGradient(path, tensor.dims(), _grad_of(param, grads), bins=self.bins,
+                                      vanishing=self.vanishing, exploding=self.exploding,
+                                      heat_side=self.heatmap_side))
+        if not rows:
+            raise ValueError("GradientView: the model has no trainable parameters")
+        self.steps.append((label or f"step {len(self.steps) + 1}", rows))
+        self.refresh()
+        return self
+
+    def flagged(self) -> list[tuple[str, str, str]]:
+        """Every (step label, parameter path, flag) whose flag is not "ok"."""
+        return [(label, r.path, r.flag) for label, rows in self.steps for r in rows if r.flag != "ok"]
+
+    def norms(self, step: int = -1) -> dict[str, float]:
+        """`{path: gradient norm}` at one step (the last by default)."""
+        return {r.path: r.norm for r in self.steps[step][1]}
+
+    # -- text ----------------------------------------------------------------------------
+    def summary(self) -> str:
+        label, rows = self.steps[-1]
+        width = max(len(r.path) for r in rows)
+        lines = [f"GradientView: {len(rows)} parameters, {len(self.steps)} step(s); showing {label} "
+                 f"(vanishing < {self.vanishing:g}, exploding > {self.exploding:g})"]
+        for r in rows:
+            lines.append(f"  {r.path:<{width}} {str(r.shape):<16} norm {r.norm:<10.4g} mean {r.mean:<11.4g} "
+                         f"std {r.std:<10.4g} {r.flag}")
+        bad = self.flagged()
+        if bad:
+            lines.append("flagged: " + "; ".join(f"{s} {p} {f}" for s, p, f in bad))
+        return "\n".join(lines)
+
+    def info_html(self) -> str:
+        label, rows = self.steps[-1]
+        head = "".join(f"<th style='text-align:left;padding-right:1em'>{h}</th>"
+                       for h in ("parameter", "shape", "norm", "mean", "std", "min", "max", "flag"))
+        body = "".join(
+            "<tr>" + "".join(f"<td style='text-align:left;padding-right:1em'>{html.escape(v)}</td>" for v in (
+                r.path, str(r.shape), f"{r.norm:.4g}", f"{r.mean:.4g}", f"{r.std:.4g}", f"{r.min:.4g}",
+                f"{r.max:.4g}")) +
+            f"<td style='color:{FLAG_COLOURS[r.flag]};font-weight:bold'>{r.flag}</td></tr>"
+            for r in rows)
+        return (f"<div class='bb-summary'><b>{html.escape(label)}</b> of {len(self.steps)}"
+                f"<table>{'<tr>' + head + '</tr>'}{body}</table></div>")
+
+    # -- the figure --------------------------------------------------------------------
+    def figure(self) -> go.Figure:
+        """Row 1: gradient norms (trace "norms"); below: one histogram per
+        parameter, then heatmaps of 2-D weights. One set of traces per step,
+        switched by the slider; the last step is shown first."""
+        rows0 = self.steps[0][1]
+        paths = [r.path for r in rows0]
+        heat = [r.path for r in rows0 if r.heatmap is not None]
+        cols = min(4, len(paths))
+        hist_rows = math.ceil(len(paths) / cols)
+        heat_rows = math.ceil(len(heat) / cols) if heat else 0
+        specs = [[{"colspan": cols}] + [None] * (cols - 1)] + [[{}] * cols for _ in range(hist_rows + heat_rows)]
+        titles = ["gradient L2 norm per parameter"] + [f"{p} values" for p in paths] + \
+                 [""] * (hist_rows * cols - len(paths)) + [f"{p} (heatmap)" for p in heat]
+        n_rows = 1 + hist_rows + heat_rows
+        fig = make_subplots(rows=n_rows, cols=cols, specs=specs, subplot_titles=titles,
+                            vertical_spacing=min(0.12, 0.5 / n_rows), horizontal_spacing=0.06)
+        groups: list[list[int]] = []
+        last = len(self.steps) - 1
+        for k, (label, rows) in enumerate(self.steps):
+            visible = k == last
+            start = len(fig.data)
+            by_path = {r.path: r for r in rows}
+            fig.add_trace(go.Bar(
+                x=[r.path for r in rows], y=[r.norm if r.norm > 0 else None for r in rows], name="norms",
+                marker={"color": [FLAG_COLOURS[r.flag] for r in rows]}, visible=visible, showlegend=False,
+                customdata=[r.flag for r in rows],
+                hovertemplate="%{x}<br>norm %{y:.4g}<br>%{customdata}<extra>" + html.escape(label) + "</extra>"),
+                row=1, col=1)
+            for i, path in enumerate(paths):
+                r = by_path.get(path)
+                if r is None or r.counts.size == 0:
+                    continue
+                centres = (r.edges[:-1] + r.edges[1:]) / 2
+                fig.add_trace(go.Bar(
+                    x=centres.astype(np.float32), y=r.counts.astype(np.int32), name=f"{path} histogram",
+                    width=float(r.edges[1] - r.edges[0]), marker={"color": FLAG_COLOURS[r.flag]},
+                    visible=visible, showlegend=False,
+                    hovertemplate="%{x:.3g}: %{y}<extra>" + html.escape(path) + "</extra>"),
+                    row=2 + i // cols, col=1 + i % cols)
+            for i, path in enumerate(heat):
+                r = by_path.get(path)
+                if r is None or r.heatmap is None:
+                    continue
+                bound = float(np.nanmax(np.abs(r.heatmap))) or 1.0
+                fig.add_trace(go.Heatmap(
+                    z=r.heatmap, name=f"{path} heatmap", colorscale="RdBu", zmid=0, zmin=-bound, zmax=bound,
+                    showscale=False, visible=visible,
+                    hovertemplate="row %{y}, col %{x}: %{z:.3g}<extra>" + html.escape(path) + "</extra>"),
+                    row=2 + hist_rows + i // cols, col=1 + i % cols)
+            groups.append(list(range(start, len(fig.data))))
+        finite = [r.norm for _, rows in self.steps for r in rows if r.norm > 0 and math.isfinite(r.norm)]
+        low = min(finite + [self.vanishing])
+        high = max(finite + [self.exploding])
+        for value, name in ((self.vanishing, "vanishing"), (self.exploding, "exploding")):
+            if value > 0:
+                fig.add_trace(go.Scatter(x=[paths[0], paths[-1]], y=[value, value], mode="lines",
+                                         name=f"{name} threshold", showlegend=False,
+                                         line={"color": FLAG_COLOURS[name], "dash": "dash", "width": 1},
+                                         hovertemplate=f"{name} threshold {value:g}<extra></extra>"),
+                              row=1, col=1)
+        fig.update_yaxes(type="log", range=[math.log10(low) - 0.5, math.log10(high) + 0.5], row=1, col=1)
+        total = len(fig.data)
+        fixed = list(range(groups[-1][-1] + 1, total)) if groups and groups[-1] else []
+        if len(self.steps) > 1:
+            steps = []
+            for k, (label, _) in enumerate(self.steps):
+                vis = [False] * total
+                for i in groups[k] + fixed:
+                    vis[i] = True
+                steps.append({"label": label, "method": "restyle", "args": [{"visible": vis}]})
+            fig.update_layout(sliders=[{"active": last, "steps": steps, "currentvalue": {"prefix": "showing "},
+                                        "pad": {"t": 30}}])
+        fig.update_layout(**LAYOUT)
+        fig.update_layout(height=260 + 220 * (hist_rows + heat_rows), bargap=0,
+                          title={"text": f"gradients of {len(paths)} parameters, {len(self.steps)} step(s)",
+                                 "x": 0.01})
+        fig.update_annotations(font_size=11)
+        return fig
+
+
+def _grad_of(param: Any, grads: Any) -> np.ndarray | None:
+    """The gradient of `param` in `grads` as a NumPy array, or None."""
+    if hasattr(grads, "ids") and hasattr(grads, "backend"):  # autodiff Gradients
+        tensor = param.val()
+        if not tensor.backend.is_autodiff:
+            raise TypeError(f"GradientView: parameter on the backend {tensor.backend.name()!r} has no "
+                            "gradient; pass the model that computed the loss (on Autodiff[...])")
+        g = tensor.grad(grads)
+    elif hasattr(grads, "get"):  # GradientsParams, keyed by ParamId
+        g = grads.get(param.id)
+    else:
+        raise TypeError(f"GradientView: grads must be Gradients or GradientsParams, got {type(grads).__name__}")
+    return None if g is None else np.asarray(g.to_numpy())
