@@ -1,0 +1,310 @@
+"""The Python source writer: walks a parsed graph, asks the operator table
+(`ops.py`) for each node's code, and assembles a `Module` subclass with its
+fields, a `new` constructor, `from_file`/`default` loaders and `forward`.
+
+Weights never appear in the source: each layer or `Param` field is built
+with placeholder values in `new`, and `weights` maps its parameter path
+(`conv1.weight`) to the ONNX values, which `modelgen` writes as a record.
+"""
+
+from __future__ import annotations
+
+import builtins
+import keyword
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .graph import Graph, OnnxImportError, Value
+
+
+def identifier(name: str, fallback: str = "value") -> str:
+    """A valid, lower-case Python identifier made from an ONNX name."""
+    text = re.sub(r"[^0-9a-zA-Z_]+", "_", name).strip("_").lower()
+    if not text:
+        text = fallback
+    if text[0].isdigit():
+        text = f"{fallback}_{text}"
+    if keyword.iskeyword(text) or text in _RESERVED:
+        text += "_"
+    return text
+
+
+# names the generated module uses itself; a graph value must not shadow them
+_RESERVED = {"self", "cls", "device", "backend", "nn", "activation", "onnx_ops", "input"} | set(dir(builtins))
+
+
+def literal(value: Any) -> str:
+    """Python source for a number or (nested) list of numbers."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(literal(v) for v in value) + "]"
+    if isinstance(value, (bool, np.bool_)):
+        return "True" if value else "False"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    f = float(value)
+    if f != f:
+        return 'float("nan")'
+    if f in (float("inf"), float("-inf")):
+        return 'float("inf")' if f > 0 else '-float("inf")'
+    return repr(f)
+
+
+@dataclass
+class FieldDef:
+    """One field of the generated class: its name, type and `new` expression."""
+
+    name: str
+    annotation: str
+    init: str
+
+
+class Lowering:
+    """State shared by the operator emitters while one graph is translated."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+        self.fields: list[FieldDef] = []
+        self.weights: dict[str, np.ndarray] = {}
+        self.lines: list[str] = []
+        self.names: dict[str, str] = {}
+        self._counts: Counter = Counter()
+        self._taken: set[str] = set()
+        self.consumers: dict[str, list] = {}
+        for node in graph.nodes:
+            for name in node.input:
+                if name:
+                    self.consumers.setdefault(name, []).append(node)
+        self.fused: set[int] = set()  # ids of nodes another emitter already covered
+
+    def only_consumer(self, name: str) -> Any | None:
+        """The single node reading `name`, when there is exactly one and
+        `name` is not also a graph output (then it may be fused away)."""
+        users = self.consumers.get(name, [])
+        if len(users) != 1 or name in self.graph.outputs:
+            return None
+        return users[0]
+
+    # -- values ----------------------------------------------------------------------
+    def value(self, name: str) -> Value:
+        v = self.graph.values.get(name)
+        if v is None or v.kind is None or v.rank is None:
+            what = "its type" if v is None or v.kind is None else "its rank"
+            raise OnnxImportError(f"cannot tell {what} of value {name!r}; run onnx shape inference on the model")
+        return v
+
+    def rank(self, name: str) -> int:
+        """The ONNX rank of a value (0 for scalars)."""
+        return self.value(name).rank
+
+    def brank(self, name: str) -> int:
+        """The burnbook rank of a value: scalars are `[1]`."""
+        return max(1, self.rank(name))
+
+    def const(self, name: str) -> np.ndarray | None:
+        """The constant a value holds, or None (also for an absent input)."""
+        if not name:
+            return None
+        v = self.graph.values.get(name)
+        return None if v is None else v.const
+
+    def shape(self, name: str) -> list[int] | None:
+        return self.value(name).static_shape()
+
+    def var(self, name: str) -> str:
+        """A Python expression for the tensor `name`; a constant becomes a
+        `Param` field (recorded with the weights) the first time it is used."""
+        if name in self.names:
+            return self.names[name]
+        arr = self.const(name)
+        if arr is None:
+            raise OnnxImportError(f"value {name!r} is used before any node produces it")
+        v = self.value(name)
+        shape = list(arr.shape) or [1]
+        field = self.new_name(identifier(name, "const"))
+        grad = "" if v.kind == "Float" else ", require_grad=False"
+        kind = "" if v.kind == "Float" else f", {v.kind}"
+        self.add_field(field, "Param", f"Param(Tensor[B, {len(shape)}{kind}].zeros({shape}, device){grad})",
+                       {"": arr.reshape(shape)})
+        self.names[name] = f"self.{field}.val()"
+        return self.names[name]
+
+    def aligned(self, name: str, rank: int) -> str:
+        """`var(name)` with leading size-1 dims added up to burnbook rank `rank`
+        (NumPy-style broadcasting, which burnbook does between equal ranks)."""
+        expr = self.var(name)
+        return expr + ".unsqueeze()" * (rank - self.brank(name))
+
+    def ints(self, name: str) -> str:
+        """An int-list input as source: a literal when constant, else a
+        runtime read-back."""
+        arr = self.const(name)
+        if arr is not None:
+            return literal([int(v) for v in arr.reshape(-1)])
+        return f"onnx_ops.ints({self.var(name)})"
+
+    # -- naming and output -------------------------------------------------------------
+    def new_name(self, base: str) -> str:
+        base = base or "value"
+        if base not in self._taken and not base[-1].isdigit():
+            self._taken.add(base)
+            return base
+        while True:
+            self._counts[base] += 1
+            candidate = f"{base}{self._counts[base]}"
+            if candidate not in self._taken:
+                self._taken.add(candidate)
+                return candidate
+
+    def numbered(self, base: str) -> str:
+        """`base1`, `base2`, ...: Burn's naming of generated layers."""
+        while True:
+            self._counts[base] += 1
+            candidate = f"{base}{self._counts[base]}"
+            if candidate not in self._taken:
+                self._taken.add(candidate)
+                return candidate
+
+    def bind(self, node: Any, expr: str, prefix: str | None = None) -> str:
+        """Emit `name = expr` for the node's first output; returns the name.
+        A layer's output is `<layer>_out`, other ops are numbered (`relu3`)."""
+        prefix = prefix or identifier(node.op_type, "op")
+        name = self.new_name(prefix) if prefix.endswith("_out") else self.numbered(prefix)
+        self.emit(f"{name} = {expr}")
+        self.names[node.output[0]] = name
+        return name
+
+    def bind_many(self, node: Any, expr: str, count: int, prefix: str | None = None) -> None:
+        """Emit `a, b = expr` for the node's first `count` outputs (unused
+        ones become `_`)."""
+        base = self.numbered(prefix or identifier(node.op_type, "op"))
+        names = []
+        for i in range(count):
+            out = node.output[i] if i < len(node.output) else ""
+            if out:
+                names.append(f"{base}_{i + 1}" if i else base)
+                self.names[out] = names[-1]
+            else:
+                names.append("_")
+        self.emit(f"{', '.join(names)} = {expr}")
+
+    def alias(self, node: Any, expr: str) -> None:
+        """The node's output is `expr` itself (Identity and friends)."""
+        self.names[node.output[0]] = expr
+
+    def emit(self, line: str) -> None:
+        self.lines.append(line)
+
+    def add_field(self, name: str, annotation: str, init: str, params: dict[str, np.ndarray]) -> str:
+        """Declare a field built by `init` in `new`; `params` maps paths under
+        the field ('weight', 'bias', '' for a bare Param) to their values."""
+        self.fields.append(FieldDef(name, annotation, init))
+        for sub, arr in params.items():
+            self.weights[f"{name}.{sub}" if sub else name] = np.asarray(arr)
+        return name
+
+    def layer(self, base: str, annotation: str, init: str, params: dict[str, np.ndarray]) -> str:
+        name = self.numbered(base)
+        self.add_field(name, annotation, init, params)
+        return name
+
+
+HEADER = '''"""{doc}"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+{imports}
+RECORD_NAME = {record!r}
+'''
+
+
+def _imports(body: str) -> str:
+    """Only the imports the generated body uses, sorted as isort would."""
+    names = [n for n, pat in (("Bool", r"\bBool\b"), ("Float", r"\bFloat\b"), ("Int", r"\bInt\b"),
+                              ("Tensor", r"\bTensor\b"), ("nn", r"\bnn\.")) if re.search(pat, body)]
+    lines = [f"from burnbook import {', '.join(names)}"] if names else []
+    if "onnx_ops." in body:
+        lines.append("from burnbook.importer.onnx import runtime as onnx_ops")
+    lines.append("from burnbook.module import Module" + (", Param" if re.search(r"\bParam\b", body) else ""))
+    lines.append("from burnbook.nn.common import resolve_backend")
+    lines.append("from burnbook.record import FullPrecisionSettings, NamedMpkFileRecorder")
+    if "activation." in body:
+        lines.append("from burnbook.tensor import activation")
+    if re.search(r"\bF\.", body):
+        lines.append("from burnbook.tensor import module as F")
+    opts = [n for n in ("ConvOptions", "ConvTransposeOptions") if re.search(rf"\b{n}\(", body)]
+    if opts:
+        lines.append(f"from burnbook.tensor.ops import {', '.join(opts)}")
+    return "\n".join(lines) + "\n"
+
+
+def module_source(low: Lowering, class_name: str, inputs: list[str], outputs: list[str], doc: str,
+                  record_name: str) -> str:
+    """The generated module's source text."""
+    graph = low.graph
+    out: list[str] = [f"class {class_name}(Module):"]
+    out.append(f'    """Imported from ONNX graph {graph.name!r} (opset {graph.opset})."""')
+    out.append("")
+    for f in low.fields:
+        out.append(f"    {f.name}: {f.annotation}")
+    if low.fields:
+        out.append("")
+    out += [
+        "    @classmethod",
+        f'    def new(cls, device: Any = None, backend: type | None = None) -> "{class_name}":',
+        '        """The model with placeholder weights (Burn\'s `Model::new`); load a',
+        '        record to get the imported ones. `backend` defaults to autodiff',
+        '        over the device\'s backend, ready to train."""',
+        "        B = resolve_backend(device, backend)",
+        "        device = device if device is not None else B.default_device()",
+    ]
+    if low.fields:
+        out.append("        return cls(")
+        for f in low.fields:
+            out.append(f"            {f.name}={f.init},")
+        out.append("        )")
+    else:
+        out.append("        return cls()")
+    out += [
+        "",
+        "    @classmethod",
+        "    def from_file(cls, path: Any, device: Any = None, backend: type | None = None) -> "
+        f'"{class_name}":',
+        '        """The model with the weights of the record at `path` (`.mpk` added)."""',
+        "        recorder = NamedMpkFileRecorder(FullPrecisionSettings())",
+        "        return cls.new(device, backend).load_record(recorder.load(path))",
+        "",
+        "    @classmethod",
+        f'    def default(cls, device: Any = None, backend: type | None = None) -> "{class_name}":',
+        '        """The model with the imported weights, from the record written next',
+        '        to this file (Burn\'s `Model::default`)."""',
+        "        return cls.from_file(Path(__file__).with_name(RECORD_NAME), device, backend)",
+        "",
+    ]
+    sig = ", ".join(f"{low.names[i]}: Tensor" for i in inputs)
+    ret = "Tensor" if len(outputs) == 1 else "tuple"
+    out.append(f"    def forward(self{', ' if sig else ''}{sig}) -> {ret}:")
+    shapes = ", ".join(f"{low.names[i]} {_shape_text(graph.values[i])}" for i in inputs)
+    out.append(f'        """{shapes} -> {", ".join(_shape_text(graph.values[o]) for o in outputs)}."""'
+               if shapes else '        """Computes the graph\'s outputs."""')
+    for line in low.lines:
+        out.append(f"        {line}")
+    results = [low.names[o] if o in low.names else low.var(o) for o in outputs]
+    out.append(f"        return {', '.join(results)}" if len(results) > 1 else f"        return {results[0]}")
+    body = "\n".join(out) + "\n"
+    header = HEADER.format(doc=doc, record=record_name, imports=_imports(body)).lstrip("\n")
+    return header + "\n\n" + body
+
+
+def _shape_text(v: Value) -> str:
+    if v.shape is None:
+        return "[?]"
+    return "[" + ", ".join(str(d) if d is not None else "?" for d in v.shape) + "]"

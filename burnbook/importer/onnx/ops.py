@@ -1,0 +1,130 @@
+"""The operator table: for each supported ONNX operator, a check (what of
+its attributes and inputs the importer can translate) and an emitter (the
+Python line(s) it becomes). The emitters live by family in `ops_math`,
+`ops_nn` and `ops_layout`, which register themselves here with `@op`; this
+module holds the table, the helpers they share, and the walk over a graph.
+
+Emitters prefer what a person would write with burnbook: a layer field
+(`nn.Conv2d`, `nn.Linear`, `nn.BatchNorm`, ...) when the weights are
+constants, a Tensor method or an `activation`/`F` function otherwise, and a
+`runtime` helper (imported as `onnx_ops`) only for ONNX rules that have no
+one-call equivalent. `check_graph` runs every check before anything is
+generated, so one error names every problem of a model.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .codegen import Lowering, literal
+from .graph import Graph, OnnxImportError, attrs
+
+Emitter = Callable[[Lowering, Any, dict], None]
+Checker = Callable[[Graph, Any, dict], "list[str]"]
+
+TABLE: dict[str, tuple[Emitter, Checker | None]] = {}
+
+
+def op(*names: str, check: Checker | None = None) -> Callable[[Emitter], Emitter]:
+    def register(fn: Emitter) -> Emitter:
+        for name in names:
+            TABLE[name] = (fn, check)
+        return fn
+
+    return register
+
+
+def supported_ops() -> list[str]:
+    """The ONNX operators the importer translates, sorted."""
+    _register_all()
+    return sorted(TABLE)
+
+
+def inp(node: Any, i: int) -> str:
+    """The name of input `i`, or "" when it is absent."""
+    return node.input[i] if len(node.input) > i else ""
+
+
+def literal_list(text: str) -> list[int]:
+    """The ints of a list literal written by `literal`."""
+    return [int(v) for v in text.strip("[]").split(",") if v.strip()]
+
+
+def axes_source(axes: list[int] | str | None) -> str:
+    """`axes_of`'s answer as source text."""
+    return literal(axes) if isinstance(axes, list) else ("None" if axes is None else axes)
+
+
+def axes_of(low: Lowering, node: Any, a: dict) -> list[int] | str | None:
+    """The `axes` of Squeeze/Unsqueeze/Reduce*, from the attribute (old
+    opsets) or the input: a list when known now, the source of a run-time
+    read-back otherwise, None when absent."""
+    if "axes" in a:
+        return [int(v) for v in a["axes"]]
+    name = inp(node, 1)
+    if not name:
+        return None
+    const = low.const(name)
+    return [int(v) for v in const.reshape(-1)] if const is not None else low.ints(name)
+
+
+# -- the walk ---------------------------------------------------------------------------
+def check_graph(graph: Graph) -> list[str]:
+    """Every reason the graph cannot be translated (empty when it can)."""
+    _register_all()
+    problems: list[str] = []
+    missing: dict[str, int] = {}
+    for node in graph.nodes:
+        if node.domain not in ("", "ai.onnx"):
+            missing[f"{node.domain}.{node.op_type}"] = missing.get(f"{node.domain}.{node.op_type}", 0) + 1
+            continue
+        entry = TABLE.get(node.op_type)
+        if entry is None:
+            missing[node.op_type] = missing.get(node.op_type, 0) + 1
+            continue
+        checker = entry[1]
+        if checker is not None:
+            for p in checker(graph, node, attrs(node)):
+                problems.append(f"node {node.name or node.output[0]!r}: {p}")
+    for name in graph.inputs + graph.outputs:
+        v = graph.values.get(name)
+        if v is None or v.kind is None:
+            what = v.dtype if v is not None else "an unknown type"
+            problems.append(f"graph value {name!r} has {what}, which burnbook tensors cannot hold")
+    if missing:
+        listed = ", ".join(f"{k} (x{n})" if n > 1 else k for k, n in sorted(missing.items()))
+        problems.insert(0, f"unsupported operators: {listed}")
+    return problems
+
+
+def _register_all() -> None:
+    """Import the operator families, whose `@op` decorators fill TABLE."""
+    from . import ops_layout, ops_math, ops_nn  # noqa: F401
+
+
+def lower(graph: Graph) -> Lowering:
+    """Translate every node; raises OnnxImportError listing all problems."""
+    problems = check_graph(graph)
+    if problems:
+        raise OnnxImportError("cannot import this ONNX model:\n  - " + "\n  - ".join(problems)
+                              + f"\nsupported operators: {', '.join(supported_ops())}")
+    low = Lowering(graph)
+    from .codegen import identifier
+
+    for name in graph.inputs:
+        low.names[name] = low.new_name(identifier(name, "input"))
+    for node in graph.nodes:
+        if id(node) in low.fused:
+            continue
+        emit = TABLE[node.op_type][0]
+        try:
+            emit(low, node, attrs(node))
+        except OnnxImportError:
+            raise
+        except Exception as err:
+            raise OnnxImportError(
+                f"node {node.name or node.output[0]!r} ({node.op_type}): cannot translate it: {err}") from err
+    for name in graph.outputs:
+        if name not in low.names:
+            low.var(name)
+    return low

@@ -1,0 +1,317 @@
+"""Convolution, pooling, normalisation and dropout: the emitters of the
+operator table (see `ops`) that become `nn` layers when their weights are
+constants."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .codegen import Lowering, literal
+from .graph import Graph
+from .ops import inp, op
+
+
+# -- convolution and pooling ------------------------------------------------------
+def _spatial(graph: Graph, node: Any, a: dict) -> int | None:
+    if "kernel_shape" in a:
+        return len(a["kernel_shape"])
+    w = graph.values.get(inp(node, 1))
+    if w is not None and w.rank:
+        return w.rank - 2
+    x = graph.values.get(node.input[0])
+    return None if x is None or x.rank is None else x.rank - 2
+
+
+def _auto_pad(a: dict) -> str:
+    v = a.get("auto_pad", b"NOTSET")
+    return v.decode() if isinstance(v, bytes) else v
+
+
+def _pads(low: Lowering, node: Any, a: dict, kernel: list, strides: list, dilations: list) -> list[int]:
+    """ONNX pads (begins then ends), resolving auto_pad from the static input shape."""
+    n = len(kernel)
+    mode = _auto_pad(a)
+    if mode in ("NOTSET", "VALID"):
+        return [0] * (2 * n) if mode == "VALID" else [int(p) for p in a.get("pads", [0] * (2 * n))]
+    dims = low.shape(node.input[0])[2:]
+    begins, ends = [], []
+    for size, k, s, d in zip(dims, kernel, strides, dilations):
+        out = -(-size // s)
+        total = max(0, (out - 1) * s + d * (k - 1) + 1 - size)
+        small, big = total // 2, total - total // 2
+        begins.append(small if mode == "SAME_UPPER" else big)
+        ends.append(big if mode == "SAME_UPPER" else small)
+    return begins + ends
+
+
+def _check_conv(graph: Graph, node: Any, a: dict) -> list[str]:
+    n = _spatial(graph, node, a)
+    problems = []
+    if n not in (1, 2):
+        problems.append(f"{node.op_type} with {n} spatial dims (1-D and 2-D are supported)")
+    if _auto_pad(a) in ("SAME_UPPER", "SAME_LOWER"):
+        x = graph.values.get(node.input[0])
+        if x is None or x.static_shape() is None:
+            problems.append(f"{node.op_type} auto_pad={_auto_pad(a)} without a static input shape")
+    if node.op_type == "ConvTranspose" and "output_shape" in a:
+        x = graph.values.get(node.input[0])
+        if x is None or x.static_shape() is None:
+            problems.append("ConvTranspose output_shape without a static input shape")
+    return problems
+
+
+@op("Conv", check=_check_conv)
+def _conv(low: Lowering, node: Any, a: dict) -> None:
+    wname, bname = node.input[1], inp(node, 2)
+    wshape = low.shape(wname)
+    n = len(a.get("kernel_shape", wshape[2:] if wshape else [])) or low.rank(node.input[0]) - 2
+    kernel = list(a.get("kernel_shape", wshape[2:] if wshape else []))
+    strides = list(a.get("strides", [1] * n))
+    dil = list(a.get("dilations", [1] * n))
+    groups = int(a.get("group", 1))
+    pads = _pads(low, node, a, kernel, strides, dil)
+    sym = pads[:n] == pads[n:]
+    x = low.var(node.input[0])
+    if not sym:
+        x = f"onnx_ops.pad({x}, {literal(pads)})"
+    w, b = low.const(wname), low.const(bname)
+    if w is not None and (not bname or b is not None):
+        c_out, cg = w.shape[:2]
+        c_in = cg * groups
+        params = {"weight": w}
+        if b is not None:
+            params["bias"] = b
+        pad_n = pads[:n] if sym else [0] * n
+        if n == 2:
+            cfg = f"nn.Conv2dConfig([{c_in}, {c_out}], {literal(kernel)})"
+            if strides != [1, 1]:
+                cfg += f".with_stride({literal(strides)})"
+            if dil != [1, 1]:
+                cfg += f".with_dilation({literal(dil)})"
+            if any(pad_n):
+                cfg += f".with_padding(nn.PaddingConfig2d.Explicit({pad_n[0]}, {pad_n[1]}))"
+            ann = "nn.Conv2d"
+        else:
+            cfg = f"nn.Conv1dConfig({c_in}, {c_out}, {kernel[0]})"
+            if strides != [1]:
+                cfg += f".with_stride({strides[0]})"
+            if dil != [1]:
+                cfg += f".with_dilation({dil[0]})"
+            if any(pad_n):
+                cfg += f".with_padding(nn.PaddingConfig1d.Explicit({pad_n[0]}))"
+            ann = "nn.Conv1d"
+        if groups != 1:
+            cfg += f".with_groups({groups})"
+        if b is None:
+            cfg += ".with_bias(False)"
+        name = low.layer("conv", ann, f"{cfg}.init(device, backend=B)", params)
+        low.bind(node, f"self.{name}({x})", f"{name}_out")
+        return
+    fn = "conv2d" if n == 2 else "conv1d"
+    bias = low.var(bname) if bname else "None"
+    pad_n = pads[:n] if sym else [0] * n
+    opts = f"ConvOptions({literal(strides)}, {literal(pad_n)}, {literal(dil)}, {groups})"
+    low.bind(node, f"F.{fn}({x}, {low.var(wname)}, {bias}, {opts})", "conv")
+
+
+@op("ConvTranspose", check=_check_conv)
+def _conv_transpose(low: Lowering, node: Any, a: dict) -> None:
+    wname, bname = node.input[1], inp(node, 2)
+    wshape = low.shape(wname)
+    kernel = list(a.get("kernel_shape", wshape[2:]))
+    n = len(kernel)
+    strides = list(a.get("strides", [1] * n))
+    dil = list(a.get("dilations", [1] * n))
+    groups = int(a.get("group", 1))
+    out_pad = list(a.get("output_padding", [0] * n))
+    mode = _auto_pad(a)
+    if "output_shape" in a or mode in ("SAME_UPPER", "SAME_LOWER"):
+        dims = low.shape(node.input[0])[2:]
+        target = list(a["output_shape"])[-n:] if "output_shape" in a else [d * s for d, s in zip(dims, strides)]
+        begins, ends = [], []
+        for size, k, s, d, op_, t in zip(dims, kernel, strides, dil, list(out_pad), target):
+            total = s * (size - 1) + op_ + (k - 1) * d + 1 - t
+            if total < 0:  # a larger output than the kernel covers: extra output padding
+                out_pad[len(begins)] += -total
+                total = 0
+            small, big = total // 2, total - total // 2
+            lower = mode == "SAME_LOWER"
+            begins.append(big if lower else small)
+            ends.append(small if lower else big)
+        pads = begins + ends
+    else:
+        pads = [int(p) for p in a.get("pads", [0] * (2 * n))]
+    sym = pads[:n] == pads[n:]
+    pad_n = pads[:n] if sym else [0] * n
+    x = low.var(node.input[0])
+    w, b = low.const(wname), low.const(bname)
+    crop = ""
+    if not sym:
+        # full output, then drop ONNX's (asymmetric) pads
+        crop = ".slice([slice(None), slice(None), " + ", ".join(
+            f"slice({pb}, {'-' + str(pe) if pe else 'None'})" for pb, pe in zip(pads[:n], pads[n:])) + "])"
+    if w is not None and (not bname or b is not None):
+        c_in, og = w.shape[:2]
+        c_out = og * groups
+        params = {"weight": w}
+        if b is not None:
+            params["bias"] = b
+        if n == 2:
+            cfg = f"nn.ConvTranspose2dConfig([{c_in}, {c_out}], {literal(kernel)})"
+            opt = {"stride": strides, "dilation": dil, "padding": pad_n, "padding_out": out_pad}
+            defaults = {"stride": [1, 1], "dilation": [1, 1], "padding": [0, 0], "padding_out": [0, 0]}
+            ann = "nn.ConvTranspose2d"
+        else:
+            cfg = f"nn.ConvTranspose1dConfig([{c_in}, {c_out}], {kernel[0]})"
+            opt = {"stride": strides[0], "dilation": dil[0], "padding": pad_n[0], "padding_out": out_pad[0]}
+            defaults = {"stride": 1, "dilation": 1, "padding": 0, "padding_out": 0}
+            ann = "nn.ConvTranspose1d"
+        for key, val in opt.items():
+            if val != defaults[key]:
+                cfg += f".with_{key}({literal(val)})"
+        if groups != 1:
+            cfg += f".with_groups({groups})"
+        if b is None:
+            cfg += ".with_bias(False)"
+        name = low.layer("conv_transpose", ann, f"{cfg}.init(device, backend=B)", params)
+        low.bind(node, f"self.{name}({x}){crop}", f"{name}_out")
+        return
+    fn = "conv_transpose2d" if n == 2 else "conv_transpose1d"
+    bias = low.var(bname) if bname else "None"
+    opts = f"ConvTransposeOptions({literal(strides)}, {literal(pad_n)}, {literal(out_pad)}, {literal(dil)}, {groups})"
+    low.bind(node, f"F.{fn}({x}, {low.var(wname)}, {bias}, {opts}){crop}", "conv_transpose")
+
+
+def _check_pool(graph: Graph, node: Any, a: dict) -> list[str]:
+    problems = []
+    if node.op_type == "MaxPool" and len(node.output) > 1 and node.output[1] and len(a.get("kernel_shape", [])) != 2:
+        problems.append("MaxPool's Indices output for a pool that is not 2-D")
+    if _auto_pad(a) in ("SAME_UPPER", "SAME_LOWER"):
+        x = graph.values.get(node.input[0])
+        if x is None or x.static_shape() is None:
+            problems.append(f"{node.op_type} auto_pad={_auto_pad(a)} without a static input shape")
+    return problems
+
+
+@op("MaxPool", "AveragePool", check=_check_pool)
+def _pool(low: Lowering, node: Any, a: dict) -> None:
+    kernel = list(a["kernel_shape"])
+    n = len(kernel)
+    strides = list(a.get("strides", [1] * n))
+    dil = list(a.get("dilations", [1] * n))
+    ceil = bool(a.get("ceil_mode", 0))
+    pads = _pads(low, node, a, kernel, strides, dil)
+    x = low.var(node.input[0])
+    is_int = low.value(node.input[0]).kind == "Int"
+    if is_int:
+        x = f"{x}.float()"
+    back = ".int()" if is_int else ""
+    one = (lambda v: literal(v[0])) if n == 1 else literal
+    # burnbook's own pools take symmetric pads of at most half the kernel
+    native = n in (1, 2) and pads[:n] == pads[n:] and all(p <= k // 2 for p, k in zip(pads, kernel))
+    if node.op_type == "MaxPool":
+        if len(node.output) > 1 and node.output[1]:
+            order = int(a.get("storage_order", 0))
+            low.bind_many(node, f"onnx_ops.max_pool_with_indices({x}, {literal(kernel)}, {literal(strides)}, "
+                          f"{literal(pads)}, {literal(dil)}, {ceil}, {order})", 2, "max_pool")
+        elif native:
+            fn = "max_pool1d" if n == 1 else "max_pool2d"
+            low.bind(node, f"F.{fn}({x}, {one(kernel)}, {one(strides)}, {one(pads[:n])}, {one(dil)}"
+                     + (", ceil_mode=True)" if ceil else ")") + back, "max_pool")
+        else:
+            low.bind(node, f"onnx_ops.pool({x}, 'max', {literal(kernel)}, {literal(strides)}, {literal(pads)}, "
+                     f"{literal(dil)}, {ceil}){back}", "max_pool")
+        return
+    include = bool(a.get("count_include_pad", 0))
+    if native and not ceil and all(d == 1 for d in dil):
+        fn = "avg_pool1d" if n == 1 else "avg_pool2d"
+        expr = (f"F.{fn}({x}, {one(kernel)}, {one(strides)}, {one(pads[:n])}, "
+                f"count_include_pad={include})")
+    else:
+        expr = (f"onnx_ops.pool({x}, 'avg', {literal(kernel)}, {literal(strides)}, {literal(pads)}, "
+                f"{literal(dil)}, {ceil}, {include})")
+    low.bind(node, expr + back, "avg_pool")
+
+
+@op("GlobalAveragePool")
+def _global_avg(low: Lowering, node: Any, a: dict) -> None:
+    x = low.var(node.input[0])
+    expr = x + "".join(f".mean_dim({d})" for d in range(2, low.rank(node.input[0])))
+    low.bind(node, expr, "global_avg_pool")
+
+
+
+# -- normalisation and dropout ------------------------------------------------------
+@op("BatchNormalization")
+def _batchnorm(low: Lowering, node: Any, a: dict) -> None:
+    x, scale, bias, mean, var = node.input[:5]
+    eps = float(a.get("epsilon", 1e-5))
+    momentum = float(a.get("momentum", 0.9))
+    consts = [low.const(n) for n in (scale, bias, mean, var)]
+    if int(a.get("training_mode", 0)):
+        args = ", ".join(low.var(n) for n in (x, scale, bias, mean, var))
+        low.bind_many(node, f"onnx_ops.batch_norm_train({args}, {literal(np.float32(eps))}, "
+                      f"{literal(np.float32(momentum))})", 3, "batch_norm")
+        return
+    if all(c is not None for c in consts):
+        s, b, m, v = consts
+        params = {"gamma": s, "beta": b, "running_mean": m, "running_var": v}
+        # ONNX's momentum weighs the running value, PyTorch's (and burnbook's) the new one
+        cfg = f"nn.BatchNormConfig({s.shape[0]}, epsilon={literal(np.float32(eps))}, " \
+              f"momentum={literal(round(1.0 - momentum, 6))})"
+        name = low.layer("norm", "nn.BatchNorm", f"{cfg}.init(device, backend=B)", params)
+        low.bind(node, f"self.{name}({low.var(x)})", f"{name}_out")
+        return
+    rank = low.brank(x)
+    shape = literal([1, -1] + [1] * (rank - 2))
+    xe = low.var(x)
+    expr = (f"({xe} - {low.var(mean)}.reshape({shape})) / ({low.var(var)}.reshape({shape}) + "
+            f"{literal(np.float32(eps))}).sqrt() * {low.var(scale)}.reshape({shape}) + "
+            f"{low.var(bias)}.reshape({shape})")
+    low.bind(node, expr, "batch_norm")
+
+
+@op("LayerNormalization")
+def _layernorm(low: Lowering, node: Any, a: dict) -> None:
+    x, scale, bias = node.input[0], inp(node, 1), inp(node, 2)
+    axis = int(a.get("axis", -1))
+    eps = float(a.get("epsilon", 1e-5))
+    rank = low.rank(x)
+    s, b = low.const(scale), low.const(bias)
+    extra = sum(1 for o in node.output[1:] if o)
+    if (axis in (-1, rank - 1) and s is not None and s.ndim == 1 and (not bias or (b is not None and b.ndim == 1))
+            and extra == 0):
+        params = {"gamma": s, "beta": b if b is not None else np.zeros_like(s)}
+        cfg = f"nn.LayerNormConfig({s.shape[0]}, epsilon={literal(np.float32(eps))})"
+        name = low.layer("layer_norm", "nn.LayerNorm", f"{cfg}.init(device, backend=B)", params)
+        low.bind(node, f"self.{name}({low.var(x)})", f"{name}_out")
+        return
+    sc = low.var(scale) if scale else "None"
+    bi = low.var(bias) if bias else "None"
+    call = f"onnx_ops.layer_norm({low.var(x)}, {axis}, {literal(np.float32(eps))}, {sc}, {bi})"
+    low.bind_many(node, call, 3, "layer_norm")
+
+
+@op("Dropout")
+def _dropout(low: Lowering, node: Any, a: dict) -> None:
+    ratio_name, train_name = inp(node, 1), inp(node, 2)
+    ratio, train = low.const(ratio_name), low.const(train_name)
+    x = low.var(node.input[0])
+    wants_mask = len(node.output) > 1 and bool(node.output[1])
+    if (ratio_name and ratio is None) or (train_name and train is None):
+        r = low.var(ratio_name) if ratio_name else literal(float(a.get("ratio", 0.5)))
+        t = low.var(train_name) if train_name else "False"
+        low.bind_many(node, f"onnx_ops.dropout({x}, {r}, {t})", 2, "dropout")
+        return
+    prob = float(ratio.reshape(-1)[0]) if ratio is not None else float(a.get("ratio", 0.5))
+    if prob == 0.0 or (train is not None and not bool(train.reshape(-1)[0])):
+        low.alias(node, x)
+    else:
+        # As in Burn, a Dropout layer is active on an autodiff backend (training)
+        # and the identity otherwise.
+        name = low.layer("dropout", "nn.Dropout", f"nn.DropoutConfig({literal(prob)}).init()", {})
+        low.bind(node, f"self.{name}({x})", f"{name}_out")
+    if wants_mask:
+        low.names[node.output[1]] = f"onnx_ops.dropout_mask({low.names[node.output[0]]})"
