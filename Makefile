@@ -32,8 +32,9 @@ $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
 
+# Opens the book's index; the file browser shows notebooks/ (en/ and zh/).
 lab: install
-	$(VENV)/bin/jupyter lab notebooks/
+	cd notebooks && $(abspath $(VENV))/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) 00-index.ipynb
 
 test: install-test test-python test-notebooks
 
