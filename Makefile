@@ -12,7 +12,7 @@ export BURNBOOK_DATA ?= $(SHARED_DATA)
 export TI_LOG_LEVEL ?= warn
 export PYTHONHASHSEED := 0
 
-.PHONY: lab test test-python test-notebooks bench install install-test clean
+.PHONY: lab test test-python test-browser test-notebooks bench install install-test browser-deps clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,10 +36,20 @@ install-test: $(VENV)/.installed-test
 lab: install
 	cd notebooks && $(abspath $(VENV))/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) 00-index.ipynb
 
-test: install-test test-python test-notebooks
+test: install-test browser-deps test-python test-browser test-notebooks
 
 test-python: install-test
-	$(PY) -m pytest -n 2 --dist loadfile tests
+	$(PY) -m pytest -n 2 --dist loadfile --ignore=tests/browser tests
+
+# Debian's Chromium for tests/browser (Playwright never downloads a browser).
+browser-deps:
+	@test -x /usr/bin/chromium || { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium || \
+	  echo "chromium not installed: the browser test will be skipped"; }
+
+# JupyterLab, a kernel and Chromium want both cores: run it on its own.
+test-browser: install-test browser-deps
+	$(PY) -m pytest -p no:cacheprovider tests/browser
 
 test-notebooks: install-test
 	$(PY) -m pytest -p no:cacheprovider --nbval --nbval-current-env \

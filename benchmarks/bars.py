@@ -14,7 +14,7 @@ from typing import Callable
 
 import numpy as np
 
-from .cases import training
+from .cases import dashboard, training
 from .cases.autodiff import mlp_size
 from .cases.dispatch import BAR_OPS
 from .harness import fmt_time
@@ -71,6 +71,11 @@ def _definitions(profile) -> list:
             f"augmented MNIST items (batch {training.LOADER_BATCH})", 5, training.loader_case_id(profile),
             "ndarray", "ndarray", ">=", 1.6, "x the 0-worker epoch's speed (median of back-to-back pairs)",
             value_of=training.loader_speedup),
+        # Issue 6: the live dashboard's cost on a 1-epoch guide run (no browser).
+        Bar(f"TrainingDashboard vs the plain notebook renderer, 1-epoch guide fit on "
+            f"{dashboard.items(profile)} digits", 6, dashboard.case_id(profile),
+            "autodiff", "autodiff", "<=", 1.05, "x the plain run's time (median of back-to-back pairs)",
+            value_of=dashboard.overhead),
     ]
     return bars
 
@@ -143,6 +148,9 @@ def info_lines(results: list) -> list:
                     f"{fmt_time(res.median(ref))} ({r:.2f}x {ref}'s time)"
                 )
     lines += _training_info(by_id)
+    for res in by_id.values():
+        if res.case.family == dashboard.FAMILY:
+            lines += dashboard.info_lines(res)
     return lines
 
 

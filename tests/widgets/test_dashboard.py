@@ -1,0 +1,295 @@
+"""TrainingDashboard without a browser: its curves hold exactly what the
+Learner logged, refreshes are throttled, the Stop button ends `fit` after
+the current step with the finished epochs' checkpoints intact, the Learner
+picks it inside a notebook kernel, and its static output (what a saved
+notebook shows) carries the curves and passes nbval's sanitising."""
+
+from __future__ import annotations
+
+import configparser
+import re
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("plotly")
+pytest.importorskip("ipywidgets")
+
+import burnbook.train.renderer as renderer_pkg  # noqa: E402
+from burnbook.backend import NdArray  # noqa: E402
+from burnbook.optim import AdamConfig, SgdConfig  # noqa: E402
+from burnbook.record import NamedMpkGzFileRecorder  # noqa: E402
+from burnbook.train import (  # noqa: E402
+    AccuracyMetric, Aggregate, LearnerBuilder, LearningRateMetric, LossMetric, Split,
+)
+from burnbook.train.metric.base import MetricEntry  # noqa: E402
+from burnbook.widgets import TrainingDashboard  # noqa: E402
+
+from ..train.helpers import ShuffledLoader, batches, make_data, make_model, weights  # noqa: E402
+
+SANITIZE = Path(__file__).resolve().parents[2] / "notebooks" / "sanitize.cfg"
+X, Y = make_data(256, 1)
+XV, YV = make_data(96, 2)
+BATCH = 32
+ITERATIONS = 256 // BATCH
+
+
+def builder(directory: Path, epochs: int) -> LearnerBuilder:
+    return (LearnerBuilder(directory)
+            .metric_train_numeric(AccuracyMetric()).metric_valid_numeric(AccuracyMetric())
+            .metric_train_numeric(LossMetric()).metric_valid_numeric(LossMetric())
+            .metric_train_numeric(LearningRateMetric())
+            .num_epochs(epochs))
+
+
+def fit(directory: Path, epochs: int = 2, dashboard_cls=TrainingDashboard, **options):
+    b = builder(directory, epochs)
+    dashboard = dashboard_cls(interrupter=b.interrupter(), display=False, epoch_lines=False, **options)
+    learner = b.renderer(dashboard).build(make_model(), AdamConfig().init(), 0.05)
+    model = learner.fit(ShuffledLoader(X, Y, BATCH, seed=5), batches(XV, YV, 48, NdArray))
+    return dashboard, learner, model
+
+
+def logged(directory: Path, split: str, epoch: int, name: str) -> list[float]:
+    file = directory / split / f"epoch-{epoch}" / f"{name.replace(' ', '_')}.log"   # the logger's file name
+    return [float(v) for v in file.read_text().split()]
+
+
+def trace(fig, name: str):
+    found = [t for t in fig.data if t.name == name]
+    assert len(found) == 1, f"expected one trace named {name!r}, got {[t.name for t in fig.data]}"
+    return found[0]
+
+
+def test_curves_hold_every_logged_value_and_the_epoch_means(tmp_path):
+    dashboard, learner, _ = fit(tmp_path, epochs=2, interval=0.0)
+    assert dashboard.metric_names == ["Accuracy", "Loss", "Learning Rate"]
+    live = dashboard.figure_widget
+    assert "bb-curves" in live._dom_classes
+    for split, per_epoch in ((Split.Train, ITERATIONS), (Split.Valid, 2)):
+        for name in ("Accuracy", "Loss"):
+            want = logged(tmp_path, str(split), 1, name) + logged(tmp_path, str(split), 2, name)
+            line = trace(live, f"{name} ({split})")
+            np.testing.assert_allclose(line.y, want, rtol=1e-12)
+            # x runs through the epochs: the last point of epoch e sits at e
+            assert len(line.x) == 2 * per_epoch and line.x[per_epoch - 1] == pytest.approx(1.0)
+            assert line.x[-1] == pytest.approx(2.0) and np.all(np.diff(line.x) > 0)
+            means = trace(live, f"{name} ({split}, epoch mean)")
+            store = [learner.store.find_metric(name, e, Aggregate.Mean, split) for e in (1, 2)]
+            np.testing.assert_allclose(means.y, store, rtol=1e-9)
+            assert list(means.x) == [1.0, 2.0]
+    assert trace(live, "Learning Rate (train)").y == pytest.approx([0.05] * 2 * ITERATIONS)
+    assert dashboard.lr == pytest.approx(0.05) and "lr 0.05" in dashboard.progress_html.value
+    assert dashboard.state == "finished" and dashboard.stop_button.disabled
+    assert "Accuracy" in dashboard.metrics_html.value and "Loss" in dashboard.metrics_html.value
+
+
+def test_refreshes_are_throttled(tmp_path):
+    every, _, _ = fit(tmp_path / "every", epochs=2, interval=0.0)
+    throttled, _, _ = fit(tmp_path / "throttled", epochs=2, interval=3600.0)
+    iterations = 2 * (ITERATIONS + 2)
+    assert every.flushes >= iterations
+    # a long interval leaves only the forced refreshes: the first iteration,
+    # the end of each split's epoch and the end of fit
+    assert throttled.flushes == 1 + 2 * 2 + 1
+    # the points are not lost, only drawn later
+    assert trace(throttled.figure_widget, "Loss (train)").y == trace(every.figure_widget, "Loss (train)").y
+
+
+def test_long_runs_are_thinned_for_the_browser(tmp_path):
+    dashboard, _, _ = fit(tmp_path, epochs=3, interval=0.0, max_points=5)
+    line = trace(dashboard.figure_widget, "Loss (train)")
+    full = logged(tmp_path, "train", 1, "Loss") + logged(tmp_path, "train", 2, "Loss") + \
+        logged(tmp_path, "train", 3, "Loss")
+    assert len(line.y) == 5 and line.y[0] == full[0] and line.y[-1] == full[-1]
+    assert set(line.y) <= set(full)
+    assert len(dashboard.curves[("Loss", Split.Train)].y) == len(full)   # all kept in Python
+
+
+class ClickStopAt(TrainingDashboard):
+    """Clicks its own Stop button during one training iteration, as a reader would."""
+
+    at = (2, 3)
+
+    def render_train(self, progress) -> None:
+        super().render_train(progress)
+        if (progress.epoch, progress.iteration) == self.at:
+            self.stop_button.click()
+
+
+def test_stop_button_ends_fit_after_the_current_step(tmp_path):
+    dashboard, learner, model = fit(tmp_path, epochs=5, dashboard_cls=ClickStopAt, interval=0.0)
+    assert learner.interrupter.should_stop() and learner.epochs_done == [1]
+    assert dashboard.state == "stopped" and "stopped in epoch 2/5 at iteration 3" in dashboard.status
+    assert dashboard.stop_button.disabled and dashboard.stop_button.description == "Stopped"
+    assert len(dashboard.curves[("Loss", Split.Train)].y) == ITERATIONS + 3
+    # epoch 1's checkpoint is intact and loads; the returned model went 3 steps further
+    checkpoint = tmp_path / "checkpoint"
+    kept = sorted(p.name for p in checkpoint.iterdir())
+    assert {"model-1.mpk.gz", "optim-1.mpk.gz", "scheduler-1.mpk.gz"} <= set(kept)
+    assert all("-1." in name for name in kept), kept
+    saved = make_model().load_file(checkpoint / "model-1", NamedMpkGzFileRecorder())
+    assert any(not np.array_equal(a, b) for a, b in zip(weights(model).values(), weights(saved).values()))
+    # a late click (the cell is over) changes nothing
+    learner.interrupter.reset()
+    dashboard.stop_button.click()
+    assert not learner.interrupter.should_stop()
+
+
+def test_stop_button_without_an_interrupter_is_disabled():
+    dashboard = TrainingDashboard(display=False)
+    assert dashboard.stop_button.disabled and "interrupter" in dashboard.stop_button.tooltip
+    assert "bb-stop-button" in dashboard.stop_button._dom_classes
+    assert "bb-training-dashboard" in dashboard.root._dom_classes
+    with pytest.raises(ValueError, match="interval"):
+        TrainingDashboard(interval=-1)
+    with pytest.raises(ValueError, match="max_points"):
+        TrainingDashboard(max_points=1)
+
+
+def test_generic_metrics_show_as_text():
+    dashboard = TrainingDashboard(display=False, epoch_lines=False)
+    from burnbook.train.renderer.base import MetricState, TrainingProgress
+    from burnbook.train.metric.base import Progress
+
+    dashboard.update_valid(MetricState.Generic(MetricEntry("Most Confused", "9 read as 4 (3x)", "9->4")))
+    dashboard.render_valid(TrainingProgress(Progress(10, 20), 1, 1, 1))
+    assert "Most Confused" in dashboard.metrics_html.value and "9 read as 4" in dashboard.metrics_html.value
+    assert dashboard.metric_names == []   # nothing to plot
+
+
+def test_learner_uses_the_dashboard_inside_a_notebook(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(renderer_pkg, "in_notebook", lambda: True)
+    shown, updated = [], []
+
+    def show(self) -> None:   # IPython's display(self, display_id=True), recorded
+        shown.append(self)
+        self._handle = types.SimpleNamespace(update=updated.append)
+
+    monkeypatch.setattr(TrainingDashboard, "_show", show)
+    b = builder(tmp_path, 1)
+    learner = b.build(make_model(), SgdConfig().init(), 0.1)
+    dashboard = learner.renderer
+    assert isinstance(dashboard, TrainingDashboard) and dashboard.interrupter is learner.interrupter
+    dashboard._display = True
+    learner.fit(ShuffledLoader(X, Y, BATCH, seed=5), batches(XV, YV, 48, NdArray))
+    assert shown == [dashboard]     # displayed once, at the first iteration,
+    assert updated == [dashboard]   # and refreshed in place when fit ended
+    out = capsys.readouterr().out
+    assert re.search(r"epoch 1/1  train: Accuracy [\d.]+ % \| Loss [\d.]+", out)   # the text record
+
+
+def test_static_output_shows_the_curves_and_sanitises_for_nbval(tmp_path):
+    dashboard, _, _ = fit(tmp_path, epochs=2, interval=0.0)
+    bundle = dashboard._repr_mimebundle_()
+    view = bundle["application/vnd.jupyter.widget-view+json"]
+    assert view["model_id"] == dashboard.root.model_id
+    text = bundle["text/plain"]
+    assert text.startswith("TrainingDashboard: finished in epoch 2/2")
+    loss = logged(tmp_path, "valid", 2, "Loss")
+    assert f"Loss {np.mean(loss):.4g}" in text.split("valid:")[1]
+    static = bundle["text/html"]
+    assert 'class="bb-training-dashboard-static"' in static and "cdn.plot.ly" in static
+    for name in ("Accuracy (train)", "Loss (valid, epoch mean)", "Learning Rate (train)"):
+        assert f'"name":"{name}"' in static
+    assert dashboard.static_html() == static   # same state, same text
+    fig = dashboard.figure()
+    assert [t.name for t in fig.data] == [t.name for t in dashboard.figure_widget.data]
+
+    # nbval compares the first display (before any curve) with the stored,
+    # final one: after notebooks/sanitize.cfg they must be equal.
+    first = TrainingDashboard(display=False)._repr_mimebundle_()
+    patterns = configparser.ConfigParser()
+    patterns.read(SANITIZE, encoding="utf-8")
+
+    def sanitise(value: str) -> str:
+        for section in patterns.sections():
+            value = re.sub(patterns[section]["regex"], patterns[section]["replace"], value)
+        return value
+
+    for key in ("text/plain", "text/html"):
+        assert sanitise(first[key]) == sanitise(bundle[key]), key
+    assert "epoch 1/2  train: Accuracy 75.00 %" == sanitise("epoch 1/2  train: Accuracy 75.00 %")
+
+
+def test_the_overhead_benchmark_trains_the_same_weights_with_both_renderers():
+    """`make bench`'s dashboard case on a few digits: the plain and the
+    dashboard runs end with identical weights (equal to the reference run's),
+    and the dashboard's widget messages were serialised and counted."""
+    root = str(Path(__file__).resolve().parents[2])
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    from benchmarks.cases import dashboard as case
+
+    fw = types.SimpleNamespace(backend=NdArray, device=None)
+    ns, reference = {}, {}
+    case._setup(128, 1)(fw, ns)
+    got = ns["pair"]().to_numpy()
+    case._reference(128)(None, reference)
+    np.testing.assert_array_equal(got, reference["pair"]())
+    (plain, dashboard), = case.PAIRS[128]
+    assert plain > 0 and dashboard > 0
+    refreshes, sent = case.SENT[128]
+    assert refreshes >= 3 and sent > 1_000_000   # FigureWidget's JavaScript bundle alone is ~5 MB
+    res = types.SimpleNamespace(case=types.SimpleNamespace(size="128"))
+    case.PAIRS[128] = [(9.0, 9.0), (1.0, 1.02), (2.0, 2.2), (1.5, 1.5)]   # the first (cold) pair is dropped
+    assert case.overhead(res) == pytest.approx(1.5 / 1.5)
+
+
+def test_an_error_in_fit_shows_as_failed(tmp_path):
+    made = []
+
+    class Failing(TrainingDashboard):
+        def __init__(self, **kwargs) -> None:
+            super().__init__(**kwargs)
+            made.append(self)
+
+        def render_train(self, progress) -> None:
+            super().render_train(progress)
+            if progress.iteration == 2:
+                raise RuntimeError("out of memory (simulated)")
+
+    with pytest.raises(RuntimeError, match="simulated"):
+        fit(tmp_path, epochs=1, dashboard_cls=Failing, interval=0.0)
+    dashboard, = made
+    assert dashboard.state == "failed" and "RuntimeError: out of memory (simulated)" in dashboard.status
+    assert dashboard.stop_button.disabled and dashboard.progress_bar.bar_style == "danger"
+
+
+def test_without_anywidget_the_notebook_falls_back_to_text(monkeypatch):
+    from burnbook.train.renderer import NotebookTextRenderer, notebook_renderer
+
+    monkeypatch.setitem(sys.modules, "anywidget", None)   # `import anywidget` now raises ImportError
+    with pytest.raises(ImportError, match="pip install anywidget"):
+        TrainingDashboard(display=False)
+    assert isinstance(notebook_renderer(None, None), NotebookTextRenderer)
+
+
+class HeldOutLoss(LossMetric):
+    NAME = "Held-out Loss"
+
+
+def test_a_metric_only_validation_has_extends_the_same_figure(tmp_path):
+    b = builder(tmp_path, 1).metric_valid_numeric(HeldOutLoss())
+    dashboard = TrainingDashboard(interrupter=b.interrupter(), display=False, epoch_lines=False, interval=0.0)
+    figures = []
+    original = dashboard._refigure
+
+    def refigure() -> None:
+        original()
+        figures.append(dashboard.figure_widget)
+
+    dashboard._refigure = refigure
+    b.renderer(dashboard).build(make_model(), AdamConfig().init(), 0.05).fit(
+        ShuffledLoader(X, Y, BATCH, seed=5), batches(XV, YV, 48, NdArray))
+    # subplots made at the first iteration, extended at the first validation one, in the same widget
+    assert len(figures) == 2 and figures[0] is figures[1]
+    assert dashboard.metric_names[-1] == "Held-out Loss"
+    live = dashboard.figure_widget
+    np.testing.assert_allclose(trace(live, "Held-out Loss (valid)").y, logged(tmp_path, "valid", 1, "Held-out Loss"))
+    np.testing.assert_allclose(trace(live, "Loss (train)").y, logged(tmp_path, "train", 1, "Loss"))
+    assert live.layout.xaxis4.domain[1] == pytest.approx(1.0)   # four subplots side by side
+    assert [a.text for a in live.layout.annotations] == dashboard.metric_names

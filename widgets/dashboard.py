@@ -1,0 +1,479 @@
+"""The live training dashboard: the notebook renderer the Learner drives.
+
+`TrainingDashboard` is a `MetricsRenderer` (see
+`burnbook.train.renderer.base`) drawn with ipywidgets and a plotly
+`FigureWidget`: one subplot per numeric metric with its train and valid
+curves (every iteration, plus the epoch means), a progress bar with the
+rate and the time left, the learning rate, the latest value of every metric,
+and a Stop button that calls the Learner's `TrainingInterrupter.stop()`, so
+`fit` ends cleanly after the current step and returns the model so far.
+
+Inside a Jupyter kernel the Learner builds one by itself
+(`burnbook.train.renderer.notebook_renderer`); it shows itself at the first
+iteration. Drawing is throttled: metric updates only append to lists, and
+the widgets are refreshed at most once per `interval` seconds (and at the
+end of each epoch), so the dashboard costs the training loop little.
+
+The Stop button works while the cell is busy in `fit` with JupyterLab >= 4.4
+and ipykernel >= 7: the frontend sends widget messages to a kernel subshell,
+whose thread runs the button's handler at once (see `_answer_while_busy`).
+With older kernels the click is only handled after the cell ends.
+
+When no live kernel is attached (a saved notebook, nbconvert's HTML, GitHub)
+the output still shows the run: the display carries, next to the widget
+view, a static plotly figure (`text/html`) and a one-line `text/plain`
+summary, and both are refreshed in place when `fit` ends. Each epoch also
+prints one plain line to stdout (as `NotebookTextRenderer` does), a text
+record of the run that nbval can compare.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import ipywidgets as W
+import numpy as np
+import plotly.graph_objects as go
+
+from burnbook.train.metric.base import short_text
+from burnbook.train.renderer.base import MetricState, TrainingProgress
+from burnbook.train.renderer.cli import format_duration
+from burnbook.train.renderer.notebook import NotebookTextRenderer, in_notebook
+from burnbook.train.store import Split
+from ._static import LAYOUT, static_html
+
+__all__ = ["TrainingDashboard"]
+
+CSS_CLASS = "bb-training-dashboard"
+STOP_CLASS = "bb-stop-button"
+STATIC_CLASS = "bb-training-dashboard-static"
+COLORS = {Split.Train: "#1f77b4", Split.Valid: "#ff7f0e"}
+LEARNING_RATE = "learning rate"   # a metric whose lower-cased name is this feeds the lr read-out
+
+
+@dataclass
+class _Curve:
+    """One numeric metric of one split: its value at every iteration
+    (x in epochs: 1.5 is half-way through epoch 2) and its epoch means."""
+
+    x: list = field(default_factory=list)
+    y: list = field(default_factory=list)
+    epoch_x: list = field(default_factory=list)
+    epoch_y: list = field(default_factory=list)
+    this_epoch: list = field(default_factory=list)
+    dirty: bool = False
+
+    def add(self, x: float, y: float) -> None:
+        if math.isfinite(y):
+            self.x.append(x)
+            self.y.append(y)
+            self.this_epoch.append(y)
+            self.dirty = True
+
+    def close_epoch(self, epoch: int) -> None:
+        """The epoch's mean is the mean of its iteration values (what the
+        Learner's event store reports for the epoch)."""
+        if self.this_epoch:
+            self.epoch_x.append(float(epoch))
+            self.epoch_y.append(float(np.mean(self.this_epoch)))
+            self.this_epoch = []
+            self.dirty = True
+
+
+def _thin(xs: list, ys: list, limit: int) -> tuple[list, list]:
+    """At most `limit` evenly spaced points (the last one kept), so a long
+    run does not send ever larger arrays to the browser."""
+    n = len(xs)
+    if n <= limit:
+        return list(xs), list(ys)
+    keep = np.unique(np.linspace(0, n - 1, limit).round().astype(np.int64))
+    return [xs[i] for i in keep], [ys[i] for i in keep]
+
+
+def _require_figure_widget() -> None:
+    """Fail at construction, not in the middle of `fit`, when plotly's
+    FigureWidget cannot be made (plotly >= 6 builds it on anywidget). Also
+    loads plotly's widget module (a second or more, once per kernel) before
+    training starts rather than during its first iteration."""
+    try:
+        import anywidget  # noqa: F401
+    except ImportError as err:
+        raise ImportError("TrainingDashboard draws its curves with plotly's FigureWidget, which needs the "
+                          "anywidget package: pip install anywidget (or burnbook[notebook])") from err
+    go.FigureWidget  # noqa: B018 - the class is loaded on first access
+
+
+def _answer_while_busy(widget: W.Widget) -> None:
+    """Let `widget`'s messages from the browser be handled while a cell runs.
+
+    A kernel with subshells (ipykernel >= 7) receives JupyterLab's widget
+    messages on a subshell of the frontend's choosing, but routes a comm's
+    messages back to the shell that last sent on it, which for a widget made
+    by a running cell is the busy main shell: the click would wait for `fit`
+    to end. Routing this one comm to the frontend's subshell lets its
+    handler (the Stop button's) run at once, on the subshell's thread.
+    Elsewhere (older kernels, no frontend) this changes nothing.
+    """
+    comm = getattr(widget, "comm", None)
+    route = getattr(comm, "_reply_subshell_for", None)
+    if not callable(route):
+        return
+
+    def to_frontend_subshell(data: Any, default: Any) -> Any:
+        chosen = route(data, default)
+        return default if default is not None else chosen
+
+    comm._reply_subshell_for = to_frontend_subshell
+
+
+class TrainingDashboard:
+    """Live curves, progress and a Stop button for `Learner.fit`.
+
+    `interrupter`: the Learner's `TrainingInterrupter` (the Stop button calls
+    its `stop()`; without one the button is disabled). `checkpoint`: the
+    epoch the run resumes from, shown in the header. `interval`: seconds
+    between two refreshes of the widgets. `max_points`: points per curve
+    sent to the browser (longer runs are thinned evenly). `display`: show
+    the dashboard at the first iteration (None: when inside a Jupyter
+    kernel). `epoch_lines`: also print one text line per epoch to stdout.
+    """
+
+    def __init__(self, interrupter: Any = None, checkpoint: int | None = None, *, interval: float = 0.25,
+                 max_points: int = 1000, display: bool | None = None, epoch_lines: bool = True) -> None:
+        if interval < 0:
+            raise ValueError(f"TrainingDashboard: interval must be >= 0 seconds, got {interval}")
+        if max_points < 2:
+            raise ValueError(f"TrainingDashboard: max_points must be at least 2, got {max_points}")
+        _require_figure_widget()
+        self.interrupter, self.checkpoint = interrupter, checkpoint
+        self.interval, self.max_points = float(interval), int(max_points)
+        self._display = in_notebook() if display is None else bool(display)
+        self._text = NotebookTextRenderer() if epoch_lines else None
+        self.curves: dict[tuple[str, Split], _Curve] = {}
+        self.metric_names: list[str] = []              # numeric metrics, in order of appearance
+        self._pending: dict[Split, dict[str, float]] = {Split.Train: {}, Split.Valid: {}}
+        self._entries: dict[Split, dict[str, Any]] = {Split.Train: {}, Split.Valid: {}}
+        self._progress: dict[Split, TrainingProgress] = {}
+        self._started: dict[tuple[Split, int], float] = {}
+        self._elapsed: dict[Split, float] = {}        # seconds into the split's epoch at its last iteration
+        self._split = Split.Train
+        self.lr: float | None = None
+        self.status = "waiting for the first iteration"
+        self.state = "waiting"      # waiting | running | stopping | stopped | finished | failed
+        self.flushes = 0            # widget refreshes so far (the throttle's count)
+        self._last_flush = -math.inf
+        self._handle: Any = None
+        self._figure_names: list[str] = []   # the metrics the live figure has subplots for
+        self._trace_index: dict[tuple[str, Split, str], int] = {}
+        self._build_widgets()
+
+    # -- widgets ---------------------------------------------------------------------------
+    def _build_widgets(self) -> None:
+        self.status_html = W.HTML(self._status_text())
+        self.status_html.add_class("bb-status")
+        self.progress_bar = W.FloatProgress(value=0.0, min=0.0, max=1.0, bar_style="info",
+                                            layout=W.Layout(width="260px"))
+        self.progress_bar.add_class("bb-progress")
+        self.progress_html = W.HTML("")
+        self.progress_html.add_class("bb-progress-text")
+        self.stop_button = W.Button(description="Stop", icon="stop", button_style="danger",
+                                    tooltip="End fit after the current step; the model so far is returned")
+        self.stop_button.add_class(STOP_CLASS)
+        if self.interrupter is None:
+            self.stop_button.disabled = True
+            self.stop_button.tooltip = "No TrainingInterrupter: pass interrupter=builder.interrupter()"
+        self.stop_button.on_click(self._on_stop)
+        _answer_while_busy(self.stop_button)
+        self.metrics_html = W.HTML("")
+        self.metrics_html.add_class("bb-metrics")
+        # Made at the first refresh that knows a metric, then updated in
+        # place: one FigureWidget per fit (each one ships plotly's widget bundle).
+        self.figure_widget: go.FigureWidget | None = None
+        header = W.HBox([self.stop_button, self.progress_bar, self.progress_html],
+                        layout=W.Layout(align_items="center"))
+        self.root = W.VBox([self.status_html, header, self.metrics_html])
+        self.root.add_class(CSS_CLASS)
+
+    def _on_stop(self, _button: Any = None) -> None:
+        """The Stop button (may run on another thread than `fit`: with a
+        kernel that has subshells, JupyterLab delivers widget messages while
+        the cell is busy)."""
+        if self.interrupter is None or self.state in ("stopped", "finished", "failed"):
+            return
+        self.interrupter.stop()
+        self.stop_button.disabled = True
+        self.stop_button.description = "Stopping..."
+
+    # -- the renderer protocol -------------------------------------------------------------
+    def update_train(self, state: MetricState) -> None:
+        self._update(Split.Train, state)
+
+    def update_valid(self, state: MetricState) -> None:
+        self._update(Split.Valid, state)
+
+    def render_train(self, progress: TrainingProgress) -> None:
+        self._render(Split.Train, progress)
+
+    def render_valid(self, progress: TrainingProgress) -> None:
+        self._render(Split.Valid, progress)
+
+    def on_epoch_end(self, split: Split, epoch: int) -> None:
+        for (_, curve_split), curve in self.curves.items():
+            if curve_split is split:
+                curve.close_epoch(epoch)
+        if self._text is not None:
+            self._text.on_epoch_end(split, epoch)
+        self._flush(force=True)
+
+    def on_fit_end(self) -> None:
+        error = sys.exc_info()[1]
+        stopped = self.interrupter is not None and self.interrupter.should_stop()
+        if error is not None and not isinstance(error, StopIteration):
+            self.state, self.status = "failed", f"failed: {type(error).__name__}: {error}"
+        elif stopped:
+            self.state, self.status = "stopped", f"stopped {self._where()}: fit returned the model so far"
+        else:
+            progress = self._progress.get(Split.Train)
+            early = progress is not None and progress.epoch < progress.epoch_total
+            self.state = "finished"
+            self.status = f"{'ended early' if early else 'finished'} {self._where()}"
+        self.stop_button.disabled = True
+        self.stop_button.description = "Stopped" if self.state == "stopped" else "Done"
+        self.stop_button.button_style = ""
+        if self._text is not None:
+            self._text.on_fit_end()
+        self._flush(force=True)
+        if self._handle is not None:
+            self._handle.update(self)   # the saved notebook keeps the final static figure
+
+    # -- recording -------------------------------------------------------------------------
+    def _update(self, split: Split, state: MetricState) -> None:
+        name = state.entry.name
+        self._entries[split][name] = state.entry
+        if self._text is not None:
+            (self._text.update_train if split is Split.Train else self._text.update_valid)(state)
+        if state.value is None:
+            return
+        self._pending[split][name] = state.value
+        if name.lower() == LEARNING_RATE and split is Split.Train and math.isfinite(state.value):
+            self.lr = state.value
+
+    def _render(self, split: Split, progress: TrainingProgress) -> None:
+        if self._handle is None and self._display:
+            self._show()
+        if self._text is not None:
+            (self._text.render_train if split is Split.Train else self._text.render_valid)(progress)
+        self._split = split
+        self._progress[split] = progress
+        started = self._started.setdefault((split, progress.epoch), time.monotonic())
+        self._elapsed[split] = time.monotonic() - started
+        lr = getattr(progress, "lr", None)   # when the Learner passes it along
+        if isinstance(lr, (int, float)) and math.isfinite(lr):
+            self.lr = float(lr)
+        done, total = progress.progress.items_processed, progress.progress.items_total
+        x = round(progress.epoch - 1 + (done / total if total > 0 else 1.0), 6)
+        for name, value in self._pending[split].items():
+            curve = self.curves.get((name, split))
+            if curve is None:
+                curve = self.curves[(name, split)] = _Curve()
+                if name not in self.metric_names:
+                    self.metric_names.append(name)
+            curve.add(x, value)
+        self._pending[split] = {}
+        force = False
+        if self.state == "waiting":
+            self.state, force = "running", True
+        if self.state == "running" and self.interrupter is not None and self.interrupter.should_stop():
+            self.state, force = "stopping", True
+        self.status = {"running": "running", "stopping": "stopping after the current step"}.get(
+            self.state, self.status)
+        self._flush(force=force)
+
+    def _where(self) -> str:
+        progress = self._progress.get(Split.Train)
+        if progress is None:
+            return "before the first iteration"
+        return f"in epoch {progress.epoch}/{progress.epoch_total} at iteration {progress.iteration}"
+
+    # -- drawing ---------------------------------------------------------------------------
+    def _flush(self, force: bool = False) -> None:
+        """Push what changed to the widgets; at most once per `interval`
+        unless forced (state changes, epoch ends)."""
+        now = time.monotonic()
+        if not force and now - self._last_flush < self.interval:
+            return
+        self._last_flush = now
+        self.flushes += 1
+        if self.metric_names != self._figure_names:
+            # A metric appeared (the first one, or one only validation has): new subplots.
+            for curve in self.curves.values():
+                curve.dirty = False
+            self._refigure()
+        else:
+            dirty = [(key, c) for key, c in self.curves.items() if c.dirty]
+            if dirty and self.figure_widget is not None:
+                with self.figure_widget.batch_update():
+                    for (name, split), curve in dirty:
+                        curve.dirty = False
+                        line = self.figure_widget.data[self._trace_index[(name, split, "iteration")]]
+                        line.x, line.y = _thin(curve.x, curve.y, self.max_points)
+                        means = self.figure_widget.data[self._trace_index[(name, split, "epoch")]]
+                        means.x, means.y = list(curve.epoch_x), list(curve.epoch_y)
+        self.status_html.value = self._status_text()
+        fraction, text = self._progress_text()
+        self.progress_bar.value = fraction
+        self.progress_bar.bar_style = {"stopped": "warning", "failed": "danger", "finished": "success"}.get(
+            self.state, "info")
+        self.progress_html.value = text
+        self.metrics_html.value = self._metrics_text()
+
+    def _status_text(self) -> str:
+        resumed = f" (resumed after epoch {self.checkpoint})" if self.checkpoint else ""
+        return (f'<b>Training</b>{resumed}: <span class="bb-state bb-state-{self.state}">'
+                f"{html.escape(self.status)}</span>")
+
+    def _progress_text(self) -> tuple[float, str]:
+        progress = self._progress.get(self._split)
+        if progress is None:
+            return 0.0, ""
+        done, total = progress.progress.items_processed, progress.progress.items_total
+        rate = done / max(self._elapsed.get(self._split, 0.0), 1e-9)
+        parts = [f"epoch {progress.epoch}/{progress.epoch_total}", f"{self._split} {done:,}/{total:,} items"]
+        if total > 0:
+            parts[-1] += f" ({100.0 * done / total:.0f}%)"
+        parts.append(f"{rate:,.0f} items/s")
+        if total > 0 and self.state in ("running", "stopping"):
+            eta = (total - done) / rate if rate > 0 else float("inf")
+            parts.append(f"ETA {format_duration(eta)}")
+        if self.lr is not None:
+            parts.append(f"lr {self.lr:.3g}")
+        return (done / total if total > 0 else 0.0), " &middot; ".join(html.escape(p) for p in parts)
+
+    def _metrics_text(self) -> str:
+        rows = []
+        for split in (Split.Train, Split.Valid):   # the latest entry of every metric, numeric or not
+            entries = self._entries[split]
+            if entries:
+                text = " | ".join(short_text(e) for e in entries.values())
+                rows.append(f"<tr><th style='text-align:left;padding-right:1em;color:{COLORS[split]}'>{split}</th>"
+                            f"<td>{html.escape(text)}</td></tr>")
+        return f"<table>{''.join(rows)}</table>" if rows else ""
+
+    def _refigure(self) -> None:
+        """Give the live figure one subplot per metric known so far. The
+        first time makes the FigureWidget; later, its traces and layout are
+        replaced in place (a new FigureWidget would ship plotly's ~5 MB
+        widget bundle to the browser again). Metrics are never removed, so
+        the new layout sets every axis the old one had."""
+        fig, self._figure_names, self._trace_index = self._build_figure()
+        if self.figure_widget is None:
+            self.figure_widget = go.FigureWidget(fig)
+            self.figure_widget.add_class("bb-curves")
+            self.root.children = (*self.root.children, self.figure_widget)
+            return
+        live = self.figure_widget
+        live.data = ()
+        live.layout = fig.layout
+        live.add_traces(list(fig.data))
+
+    def figure(self) -> go.Figure:
+        """The curves as a plain plotly `Figure` (what the static output
+        shows): one subplot per numeric metric; in each, per split, the
+        value at every iteration (thin) and the epoch means (markers)."""
+        return self._build_figure()[0]
+
+    def _build_figure(self) -> tuple[go.Figure, list, dict]:
+        """The figure as one dict (plotly's `make_subplots` and `add_trace`
+        validate every call and cost ~100 ms per figure; one dict is
+        validated once), the metrics it has subplots for, and where each
+        curve's traces are in `fig.data`."""
+        names = list(self.metric_names)
+        cols = max(len(names), 1)
+        gap = 0.08 if cols > 1 else 0.0
+        width = (1.0 - gap * (cols - 1)) / cols
+        layout: dict[str, Any] = dict(LAYOUT)
+        layout.update(height=300, margin=dict(l=50, r=20, t=40, b=40), showlegend=False, annotations=[])
+        data: list[dict] = []
+        index: dict[tuple[str, Split, str], int] = {}
+        for col, name in enumerate(names or ["waiting for the first iteration"], start=1):
+            suffix = "" if col == 1 else str(col)
+            left = (col - 1) * (width + gap)
+            layout[f"xaxis{suffix}"] = dict(domain=[left, left + width], anchor=f"y{suffix}", title=dict(text="epoch"),
+                                            showgrid=True, gridcolor="#eee", zeroline=False)
+            layout[f"yaxis{suffix}"] = dict(domain=[0.0, 1.0], anchor=f"x{suffix}", showgrid=True, gridcolor="#eee",
+                                            zeroline=False)
+            layout["annotations"].append(dict(text=name, x=left + width / 2, y=1.0, xref="paper", yref="paper",
+                                              xanchor="center", yanchor="bottom", showarrow=False,
+                                              font=dict(size=14)))
+            if not names:
+                break
+            for split in (Split.Train, Split.Valid):
+                curve = self.curves.get((name, split), _Curve())
+                xs, ys = _thin(curve.x, curve.y, self.max_points)
+                axes = dict(xaxis=f"x{suffix}", yaxis=f"y{suffix}", legendgroup=str(split))
+                index[(name, split, "iteration")] = len(data)
+                data.append(dict(type="scatter", x=xs, y=ys, mode="lines", name=f"{name} ({split})",
+                                 line=dict(color=COLORS[split], width=1), opacity=0.6, **axes))
+                index[(name, split, "epoch")] = len(data)
+                data.append(dict(type="scatter", x=list(curve.epoch_x), y=list(curve.epoch_y), mode="lines+markers",
+                                 name=f"{name} ({split}, epoch mean)", marker=dict(size=7),
+                                 line=dict(color=COLORS[split], width=2, dash="dot"), **axes))
+        # No legend: the colour is the split (as in the metrics table above
+        # the figure), dotted lines with markers are epoch means; hovering
+        # names the trace.
+        fig = go.Figure(dict(data=data, layout=layout))
+        return fig, names, index
+
+    def close(self) -> None:
+        """Close every widget of the dashboard (their views disappear and the
+        kernel forgets them); the curves stay available in `figure()`."""
+        for widget in (self.status_html, self.progress_bar, self.progress_html, self.stop_button,
+                       self.metrics_html, self.figure_widget, *self.root.children, self.root):
+            if widget is not None:
+                widget.close()
+
+    # -- output ----------------------------------------------------------------------------
+    def _show(self) -> None:
+        from IPython.display import display
+
+        self._handle = display(self, display_id=True)
+
+    def summary(self) -> str:
+        """One line: the state and each curve's last epoch mean (or last value)."""
+        parts = []
+        for split in (Split.Train, Split.Valid):
+            values = []
+            for name in self.metric_names:
+                curve = self.curves.get((name, split))
+                if curve is None:
+                    continue
+                value = curve.epoch_y[-1] if curve.epoch_y else (curve.y[-1] if curve.y else None)
+                if value is not None:
+                    values.append(f"{name} {value:.4g}")
+            if values:
+                parts.append(f"{split}: {', '.join(values)}")
+        return f"TrainingDashboard: {self.status}" + (f"; {'; '.join(parts)}" if parts else "")
+
+    def static_html(self) -> str:
+        """The static output: the status line and the curves as a plotly
+        figure (plotly.js from its CDN; the element id is a hash of the figure)."""
+        div = static_html(self.figure(), CSS_CLASS)
+        return (f'<div class="{STATIC_CLASS}"><p>{self._status_text()}</p>'
+                f"<p>{self._progress_text()[1]}</p>{div}</div><!-- end {STATIC_CLASS} -->")
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> dict:
+        bundle = self.root._repr_mimebundle_(include=include, exclude=exclude) or {}
+        if isinstance(bundle, tuple):   # (data, metadata) from some ipywidgets versions
+            bundle = bundle[0]
+        bundle = dict(bundle)
+        bundle["text/plain"] = self.summary()
+        bundle["text/html"] = self.static_html()
+        return bundle
+
+    def __repr__(self) -> str:
+        return self.summary()
