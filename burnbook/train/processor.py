@@ -35,7 +35,7 @@ class LearnerItem:
         return MetricMetadata(self.progress, self.epoch, self.epoch_total, self.iteration, self.lr)
 
     def training_progress(self) -> TrainingProgress:
-        return TrainingProgress(self.progress, self.epoch, self.epoch_total, self.iteration)
+        return TrainingProgress(self.progress, self.epoch, self.epoch_total, self.iteration, self.lr)
 
 
 @dataclass

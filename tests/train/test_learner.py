@@ -65,7 +65,7 @@ def test_fit_learns_and_returns_the_trained_model(tmp_path):
 def test_artifact_layout_is_the_books(tmp_path):
     builder(tmp_path, epochs=3).build(make_model(), SgdConfig().init(), 0.1).fit(*loaders())
     expected = ["experiment.log"]
-    expected += [f"checkpoint/{kind}-{e}.mpk.gz" for kind in ("model", "optim", "scheduler") for e in (2, 3)]
+    expected += [f"checkpoint/{kind}-{e}.mpk.gz" for kind in ("model", "optim", "rng", "scheduler") for e in (2, 3)]
     expected += [f"{split}/epoch-{e}/{m}.log" for split in ("train", "valid") for e in (1, 2, 3)
                  for m in ("Accuracy", "Loss")]
     assert files(tmp_path) == sorted(expected)
@@ -78,7 +78,7 @@ def test_recorder_sets_the_checkpoint_format_and_none_turns_checkpoints_off(tmp_
     b = builder(tmp_path / "mpk", epochs=1).with_file_checkpointer(NamedMpkFileRecorder())
     b.build(make_model(), SgdConfig().init(), 0.1).fit(*loaders())
     assert sorted(p.name for p in (tmp_path / "mpk" / "checkpoint").iterdir()) == [
-        "model-1.mpk", "optim-1.mpk", "scheduler-1.mpk"]
+        "model-1.mpk", "optim-1.mpk", "rng-1.mpk", "scheduler-1.mpk"]
     b = builder(tmp_path / "none", epochs=1).with_file_checkpointer(None)
     b.build(make_model(), SgdConfig().init(), 0.1).fit(*loaders())
     assert not (tmp_path / "none" / "checkpoint").exists()
@@ -88,7 +88,7 @@ def test_recorder_sets_the_checkpoint_format_and_none_turns_checkpoints_off(tmp_
 def test_checkpoint_retention(tmp_path, keep, epochs, kept):
     builder(tmp_path, epochs).with_checkpoint_retention(keep).build(make_model(), SgdConfig().init(), 0.1).fit(
         *loaders())
-    assert files(tmp_path / "checkpoint") == sorted(f"{k}-{e}.mpk.gz" for k in ("model", "optim", "scheduler")
+    assert files(tmp_path / "checkpoint") == sorted(f"{k}-{e}.mpk.gz" for k in ("model", "optim", "rng", "scheduler")
                                                     for e in kept)
 
 
@@ -121,7 +121,7 @@ def test_default_retention_also_keeps_the_best_validation_loss(tmp_path):
                .build(make_model(), SgdConfig().init(), 0.1))
     learner.fit(*loaders())
     # the last two epochs, plus epoch 1, the lowest validation loss
-    assert files(tmp_path / "checkpoint") == sorted(f"{k}-{e}.mpk.gz" for k in ("model", "optim", "scheduler")
+    assert files(tmp_path / "checkpoint") == sorted(f"{k}-{e}.mpk.gz" for k in ("model", "optim", "rng", "scheduler")
                                                     for e in (1, 4, 5))
 
 
@@ -220,7 +220,7 @@ def test_interrupter_stops_after_the_current_step_keeping_checkpoints(tmp_path):
     assert learner.interrupter is b.interrupter()
     model = learner.fit(*loaders())
     assert learner.epochs_done == [1] and learner.interrupter.should_stop()
-    assert files(tmp_path / "checkpoint") == ["model-1.mpk.gz", "optim-1.mpk.gz", "scheduler-1.mpk.gz"]
+    assert files(tmp_path / "checkpoint") == ["model-1.mpk.gz", "optim-1.mpk.gz", "rng-1.mpk.gz", "scheduler-1.mpk.gz"]
     assert len((tmp_path / "train/epoch-2/Loss.log").read_text().splitlines()) == 3
     assert not (tmp_path / "valid/epoch-2").exists()
     # the returned model is the one after 8 + 3 steps, not the epoch-1 checkpoint

@@ -87,6 +87,17 @@ def test_curves_hold_every_logged_value_and_the_epoch_means(tmp_path):
     assert "Accuracy" in dashboard.metrics_html.value and "Loss" in dashboard.metrics_html.value
 
 
+def test_the_learning_rate_shows_without_its_metric(tmp_path):
+    """The Learner passes each step's rate in the progress, so the dashboard
+    shows it even when no `LearningRateMetric` is registered."""
+    b = (LearnerBuilder(tmp_path).metric_train_numeric(LossMetric()).num_epochs(1))
+    dashboard = TrainingDashboard(interrupter=b.interrupter(), display=False, epoch_lines=False)
+    b.renderer(dashboard).build(make_model(), SgdConfig().init(), 0.125).fit(
+        ShuffledLoader(X, Y, BATCH, seed=5), batches(XV, YV, 48, NdArray))
+    assert dashboard.metric_names == ["Loss"]
+    assert dashboard.lr == pytest.approx(0.125) and "lr 0.125" in dashboard.progress_html.value
+
+
 def test_refreshes_are_throttled(tmp_path):
     every, _, _ = fit(tmp_path / "every", epochs=2, interval=0.0)
     throttled, _, _ = fit(tmp_path / "throttled", epochs=2, interval=3600.0)

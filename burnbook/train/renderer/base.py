@@ -55,12 +55,14 @@ class MetricState:
 @dataclass
 class TrainingProgress:
     """Where the run is: items of the epoch, epoch out of all, iteration
-    within the epoch (Burn's `TrainingProgress`)."""
+    within the epoch (Burn's `TrainingProgress`), and the step's learning
+    rate when training (burnbook's addition, for the dashboard)."""
 
     progress: Progress = field(default_factory=lambda: Progress(0, 0))
     epoch: int = 0
     epoch_total: int = 0
     iteration: int = 0
+    lr: float | None = None
 
     @classmethod
     def none(cls) -> "TrainingProgress":
