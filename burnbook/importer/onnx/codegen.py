@@ -154,12 +154,7 @@ class Lowering:
         if base not in self._taken and not base[-1].isdigit():
             self._taken.add(base)
             return base
-        while True:
-            self._counts[base] += 1
-            candidate = f"{base}{self._counts[base]}"
-            if candidate not in self._taken:
-                self._taken.add(candidate)
-                return candidate
+        return self.numbered(base)
 
     def numbered(self, base: str) -> str:
         """`base1`, `base2`, ...: Burn's naming of generated layers."""

@@ -102,18 +102,24 @@ def _conv(low: Lowering, node: Any, a: dict) -> None:
             if any(pad_n):
                 cfg += f".with_padding(nn.PaddingConfig1d.Explicit({pad_n[0]}))"
             ann = "nn.Conv1d"
-        if groups != 1:
-            cfg += f".with_groups({groups})"
-        if b is None:
-            cfg += ".with_bias(False)"
-        name = low.layer("conv", ann, f"{cfg}.init(device, backend=B)", params)
-        low.bind(node, f"self.{name}({x})", f"{name}_out")
+        _bind_conv_layer(low, node, "conv", ann, cfg, groups, b is not None, params, x)
         return
     fn = "conv2d" if n == 2 else "conv1d"
     bias = low.var(bname) if bname else "None"
     pad_n = pads[:n] if sym else [0] * n
     opts = f"ConvOptions({literal(strides)}, {literal(pad_n)}, {literal(dil)}, {groups})"
     low.bind(node, f"F.{fn}({x}, {low.var(wname)}, {bias}, {opts})", "conv")
+
+
+def _bind_conv_layer(low: Lowering, node: Any, kind: str, ann: str, cfg: str, groups: int, has_bias: bool,
+                     params: dict, x: str, suffix: str = "") -> None:
+    """Finish a conv layer's config (groups, bias), declare the layer and bind its call."""
+    if groups != 1:
+        cfg += f".with_groups({groups})"
+    if not has_bias:
+        cfg += ".with_bias(False)"
+    name = low.layer(kind, ann, f"{cfg}.init(device, backend=B)", params)
+    low.bind(node, f"self.{name}({x}){suffix}", f"{name}_out")
 
 
 @op("ConvTranspose", check=_check_conv)
@@ -171,12 +177,7 @@ def _conv_transpose(low: Lowering, node: Any, a: dict) -> None:
         for key, val in opt.items():
             if val != defaults[key]:
                 cfg += f".with_{key}({literal(val)})"
-        if groups != 1:
-            cfg += f".with_groups({groups})"
-        if b is None:
-            cfg += ".with_bias(False)"
-        name = low.layer("conv_transpose", ann, f"{cfg}.init(device, backend=B)", params)
-        low.bind(node, f"self.{name}({x}){crop}", f"{name}_out")
+        _bind_conv_layer(low, node, "conv_transpose", ann, cfg, groups, b is not None, params, x, crop)
         return
     fn = "conv_transpose2d" if n == 2 else "conv_transpose1d"
     bias = low.var(bname) if bname else "None"
