@@ -135,6 +135,12 @@ def lab(tmp_path_factory):
     root = home / "root"
     root.mkdir()
     nb = json.loads(source.read_text(encoding="utf-8"))
+    # No stored outputs: everything the checks see comes from this run, and a
+    # "Run All" click that JupyterLab lost is noticed (no prompt changes).
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            cell["outputs"], cell["execution_count"] = [], None
+    nb.get("metadata", {}).pop("widgets", None)
     nb["cells"].append({"cell_type": "code", "execution_count": None, "id": "bb-browser-stop-test",
                         "metadata": {}, "outputs": [], "source": STOP_CELL})
     # The server's own Python kernel (this virtual environment's), with no kernel-choice dialog.
@@ -200,12 +206,15 @@ def page(lab):
         try:
             context = browser.new_context(viewport={"width": 1400, "height": 1000})
             page = context.new_page()
+            console = []
+            page.on("console", lambda msg: console.append(f"{msg.type}: {msg.text}"))
             page.set_default_timeout(_ms(30))
             page.goto(f"{lab['url']}/lab/tree/{lab['name']}?token={lab['token']}")
             page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=_ms(60))
             page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=_ms(60))
             yield page
         finally:
+            (ARTIFACTS / "console.txt").write_text("\n".join(console), encoding="utf-8")
             browser.close()
 
 
