@@ -154,9 +154,11 @@ def lab(tmp_path_factory):
                      ("JUPYTER_RUNTIME_DIR", "runtime"), ("IPYTHONDIR", "ipython")):
         (home / sub).mkdir()
         env[var] = str(home / sub)
-    # Every cell stays in the DOM (no windowing), and no news pop-up.
+    # Every cell stays in the DOM (no windowing), the notebook's kernel starts
+    # without a "Select Kernel" dialog (accepting one mid-run swaps the kernel
+    # and aborts the queued cells), and no news pop-up.
     settings = home / "config" / "lab" / "user-settings" / "@jupyterlab"
-    for plugin, values in (("notebook-extension/tracker", {"windowingMode": "none"}),
+    for plugin, values in (("notebook-extension/tracker", {"windowingMode": "none", "autoStartDefaultKernel": True}),
                            ("apputils-extension/notification", {"fetchNews": "false"})):
         path = settings / f"{plugin}.jupyterlab-settings"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -212,10 +214,30 @@ def page(lab):
             page.goto(f"{lab['url']}/lab/tree/{lab['name']}?token={lab['token']}")
             page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=_ms(60))
             page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=_ms(60))
+            _wait_for_one_kernel(page, lab)
             yield page
         finally:
             (ARTIFACTS / "console.txt").write_text("\n".join(console), encoding="utf-8")
             browser.close()
+
+
+def _wait_for_one_kernel(page, lab, steady_s: float = 3.0) -> None:
+    """Wait until the server runs one kernel, the same one for `steady_s`,
+    and the notebook shows it idle. JupyterLab sometimes starts a second
+    kernel as the notebook opens and shuts the first one down; cells sent
+    during that switch are dropped."""
+    url = f"{lab['url']}/api/kernels?token={lab['token']}"
+    seen, since = None, time.monotonic()
+    while True:
+        with urllib.request.urlopen(url, timeout=5) as reply:
+            ids = sorted(k["id"] for k in json.loads(reply.read()))
+        if ids != seen:
+            seen, since = ids, time.monotonic()
+        elif len(ids) == 1 and time.monotonic() - since >= steady_s:
+            break
+        _ms(1)  # raises once the test's budget is spent
+        time.sleep(0.25)
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=_ms(30))
 
 
 def _shot(page, name: str, locator=None) -> None:
