@@ -17,7 +17,7 @@ import numpy as np
 import taichi as ti
 
 from .launch import Buffer, Launcher, host_view, serial
-from .layout import E0, rows_meta, row_offsets
+from .layout import E0, contiguous_strides, rows_meta, row_offsets
 
 RB, CB = 4, 8  # output tile per task: RB rows x CB columns held in registers
 
@@ -89,7 +89,7 @@ def run(out: Buffer, lhs: tuple, rhs: tuple, lshape: tuple, rshape: tuple, oshap
     def batch_strides(shape, strides):
         return tuple(0 if s == 1 and o != 1 else st for s, st, o in zip(shape[:-2], strides[:-2], batch))
 
-    ostrides = tuple(st * M * N for st in _contig(batch))
+    ostrides = tuple(st * M * N for st in contiguous_strides(batch))
     nbi, nbj = -(-M // RB), -(-N // CB)
     meta, nbatch = rows_meta(
         0, batch,
@@ -98,10 +98,3 @@ def run(out: Buffer, lhs: tuple, rhs: tuple, lshape: tuple, rshape: tuple, oshap
     acc_t = ti.f64 if np_dtype == np.float64 else ti.f32
     matmul_k(out, lhs[0], rhs[0], meta, nbatch * nbi * nbj, acc_t, out.dtype, serial(nbatch * M * N * K))
 
-
-def _contig(shape: tuple) -> tuple:
-    strides, acc = [], 1
-    for s in reversed(shape):
-        strides.append(acc)
-        acc *= s
-    return tuple(reversed(strides))

@@ -4,8 +4,7 @@
 of MNIST-shaped images `[batch, 28, 28]`: forward (with dropout 0.5, as in
 training), cross-entropy loss, backward, and an Adam update of every
 parameter. burnbook runs the guide's own `Model`
-(`burnbook.examples.guide.model`; a copy of its architecture when that module
-cannot be imported) on `Autodiff[NdArray]` / `Autodiff[Taichi]`, the way the
+(`burnbook.examples.guide.model`) on `Autodiff[NdArray]` / `Autodiff[Taichi]`, the way the
 Learner does a step: `GradientsParams.from_grads(loss.backward(), model)`,
 then `optim.step(lr, model, grads)`. PyTorch runs the same layers in the same
 order (`nn.Conv2d`, `nn.Dropout`, `nn.AdaptiveAvgPool2d`, `nn.Linear`,
@@ -125,48 +124,11 @@ def _cnn_inputs(batch: int):
 
 
 def guide_model_config():
-    """The guide's `ModelConfig` and where it came from (the fallback is a
-    copy of its architecture, for a tree where the guide does not import)."""
-    try:
-        from burnbook.examples.guide.model import ModelConfig
+    """The guide's `ModelConfig`, and its name for the INFO line."""
+    from burnbook.examples.guide.model import ModelConfig
 
-        return ModelConfig(num_classes=CLASSES, hidden_size=HIDDEN, dropout=DROPOUT), \
-            "burnbook.examples.guide.model.Model"
-    except ImportError:
-        return _FallbackConfig(), "the guide's architecture rebuilt from burnbook.nn (guide model not importable)"
-
-
-class _FallbackConfig:
-    def init(self, device=None, backend=None):
-        from burnbook import nn
-        from burnbook.module import Module
-
-        class GuideCnn(Module):
-            conv1: nn.Conv2d
-            conv2: nn.Conv2d
-            pool: nn.AdaptiveAvgPool2d
-            dropout: nn.Dropout
-            linear1: nn.Linear
-            linear2: nn.Linear
-            activation: nn.Relu
-
-            def forward(self, images):
-                n, h, w = images.dims()
-                x = self.dropout(self.conv1(images.reshape([n, 1, h, w])))
-                x = self.activation(self.dropout(self.conv2(x)))
-                x = self.pool(x).reshape([n, 16 * 8 * 8])
-                x = self.activation(self.dropout(self.linear1(x)))
-                return self.linear2(x)
-
-        return GuideCnn(
-            conv1=nn.Conv2dConfig([1, 8], [3, 3]).init(device, backend),
-            conv2=nn.Conv2dConfig([8, 16], [3, 3]).init(device, backend),
-            pool=nn.AdaptiveAvgPool2dConfig([8, 8]).init(),
-            dropout=nn.DropoutConfig(DROPOUT).init(),
-            linear1=nn.LinearConfig(16 * 8 * 8, HIDDEN).init(device, backend),
-            linear2=nn.LinearConfig(HIDDEN, CLASSES).init(device, backend),
-            activation=nn.Relu(),
-        )
+    return ModelConfig(num_classes=CLASSES, hidden_size=HIDDEN, dropout=DROPOUT), \
+        "burnbook.examples.guide.model.Model"
 
 
 MODEL_SOURCE: list = []   # what the last burnbook setup trained (for the INFO line)

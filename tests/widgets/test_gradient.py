@@ -12,21 +12,13 @@ pytest.importorskip("ipywidgets")
 
 from burnbook import Tensor, nn  # noqa: E402
 from burnbook.backend import Autodiff, NdArray  # noqa: E402
-from burnbook.module import Module  # noqa: E402
 from burnbook.optim import GradientsParams, SgdConfig  # noqa: E402
 from burnbook.widgets import GradientView  # noqa: E402
 from burnbook.widgets.gradient import block_mean  # noqa: E402
 
+from .models import Tiny  # noqa: E402
+
 B = Autodiff[NdArray]
-
-
-class Tiny(Module):
-    fc1: nn.Linear
-    fc2: nn.Linear
-    act: nn.Relu
-
-    def forward(self, x):
-        return self.fc2(self.act(self.fc1(x)))
 
 
 def setup(seed: int = 1):

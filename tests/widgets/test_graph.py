@@ -20,6 +20,8 @@ from burnbook.widgets import GraphView  # noqa: E402
 from burnbook.widgets.graph import value_summary  # noqa: E402
 from burnbook.widgets.layout import layered_layout, layers_of  # noqa: E402
 
+from .models import Tiny  # noqa: E402
+
 B = Autodiff[NdArray]
 X = [0.5, -1.0, 2.0]
 
@@ -45,15 +47,6 @@ def torch_grad():
     t = torch.tensor(X, dtype=torch.float32, requires_grad=True)
     (t * t + t.exp()).sum().backward()
     return t.grad.numpy()
-
-
-class Tiny(Module):
-    fc1: nn.Linear
-    fc2: nn.Linear
-    act: nn.Relu
-
-    def forward(self, x):
-        return self.fc2(self.act(self.fc1(x)))
 
 
 def tiny_model():
