@@ -108,6 +108,11 @@ def _int_div(a, b):
 
 
 def _gather(dim, p, indices):
+    # torch.gather reads by the index's shape: where the index is smaller
+    # than `p` outside `dim`, only the leading part of `p` is read
+    # (take_along_axis alone would broadcast the index over all of `p`).
+    if any(n != m for d, (n, m) in enumerate(zip(indices.shape, p.shape)) if d != dim):
+        p = p[tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(indices.shape))]
     return np.take_along_axis(p, indices, axis=dim)
 
 

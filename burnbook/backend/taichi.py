@@ -671,11 +671,12 @@ class Taichi(Backend):
         """take_along_axis: out[i] = p[i with dim -> indices[i]], other dims broadcasting."""
         _same_device("gather", (p, indices))
         _check_index_rank("gather", p, indices)
-        shape = list(broadcast_shape("gather", p.shape[:dim] + (1,) + p.shape[dim + 1:],
-                                     indices.shape[:dim] + (1,) + indices.shape[dim + 1:]))
-        shape[dim] = indices.shape[dim]
-        shape = tuple(shape)
-        return _gather("gather", dim, p, indices, indices.view(shape), shape)
+        # The output has the index's shape (torch.gather): outside `dim` the
+        # index may be smaller than p, and only p's leading part is read.
+        for d, (n, m) in enumerate(zip(indices.shape, p.shape)):
+            if d != dim and n > m:
+                raise IndexError(f"gather: indices of shape {list(indices.shape)} exceed {list(p.shape)} in dim {d}")
+        return _gather("gather", dim, p, indices, indices.view(), indices.shape)
 
     @staticmethod
     def float_scatter(dim: int, p: TaichiTensor, indices: TaichiTensor, values: TaichiTensor) -> TaichiTensor:

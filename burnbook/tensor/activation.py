@@ -31,9 +31,15 @@ def log_sigmoid(t: Tensor) -> Tensor:
 
 
 def softplus(t: Tensor, beta: float = 1.0) -> Tensor:
-    """log(1 + e^(beta x)) / beta, as max(z, 0) + log1p(e^-|z|) to stay finite."""
+    """log(1 + e^(beta x)) / beta, as max(z, 0) + log1p(e^-|z|) to stay finite.
+
+    max(z, 0) is written (z + |z|) / 2: the same values, and with |z|'s
+    gradient 0 at z = 0 the gradient there is sigmoid(0) = 0.5, as it should
+    be (max's one-sided gradient would give 1 at the exact zeros that relu
+    outputs and padding make common)."""
     z = t.mul_scalar(beta)
-    return z.clamp_min(0.0).add(z.abs().neg().exp().log1p()).div_scalar(beta)
+    a = z.abs()
+    return z.mul_scalar(0.5).add(a.mul_scalar(0.5)).add(a.neg().exp().log1p()).div_scalar(beta)
 
 
 def tanh(t: Tensor) -> Tensor:
@@ -55,21 +61,34 @@ def mish(t: Tensor) -> Tensor:
     return t.mul(softplus(t, 1.0).tanh())
 
 
+def _shift(t: Tensor, dim: int) -> Tensor:
+    """The detached max along `dim`, the stability shift of the softmaxes; 0
+    when `dim` is empty, whose softmax is an empty tensor (as in torch)."""
+    d = t._dim(dim, "softmax")
+    if t.dims()[d] == 0:
+        shape = t.dims()
+        shape[d] = 1
+        return type(t).full(shape, 0.0, t.device())
+    return t.detach().max_dim(d)
+
+
 def softmax(t: Tensor, dim: int) -> Tensor:
     """e^x / sum(e^x) along `dim`, shifted by the max for stability."""
-    shifted = t.sub(t.detach().max_dim(dim))
+    shifted = t.sub(_shift(t, dim))
     e = shifted.exp()
     return e.div(e.sum_dim(dim))
 
 
 def log_softmax(t: Tensor, dim: int) -> Tensor:
-    shifted = t.sub(t.detach().max_dim(dim))
+    shifted = t.sub(_shift(t, dim))
+    if t.num_elements() == 0:
+        return shifted  # empty either way; skips log(0) of an empty sum and its warning
     return shifted.sub(shifted.exp().sum_dim(dim).log())
 
 
 def quiet_softmax(t: Tensor, dim: int) -> Tensor:
     """e^x / (1 + sum(e^x)): lets a row attend to nothing (Burn's quiet_softmax)."""
-    m = t.detach().max_dim(dim)
+    m = _shift(t, dim)
     e = t.sub(m).exp()
     return e.div(e.sum_dim(dim).add(m.neg().exp()))
 

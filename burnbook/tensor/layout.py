@@ -2,16 +2,38 @@
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Sequence
 
 from .core import TensorBase
+from .data import as_dim, as_dims
+
+# The most elements `expand` and `repeat` may give a tensor: 2**31, 8 GiB as
+# f32. Both make zero-stride views that cost nothing, so without a bound a
+# `repeat(0, 2**40)` succeeds at once and the `sum()` after it runs for hours
+# inside one NumPy or Taichi call, where Ctrl-C is not seen. With the bound,
+# any reduction over such a view is one call of a few seconds at most, after
+# which Python handles a pending Ctrl-C.
+MAX_VIEW_ELEMENTS = 2 ** 31
+
+
+def _check_view_size(op: str, dims: list, shape: Sequence[int]) -> None:
+    n = math.prod(shape)
+    if n > MAX_VIEW_ELEMENTS:
+        raise ValueError(f"{op}: {list(dims)} -> {list(shape)} would hold {n} elements, more than "
+                         f"MAX_VIEW_ELEMENTS = 2**31 ({MAX_VIEW_ELEMENTS}); "
+                         "reductions over it would run for minutes without answering Ctrl-C")
 
 
 def _resolved(r: slice, size: int) -> slice:
     # `slice.indices` gives stop -1 for a negative step that runs past index
     # 0; as an index that -1 would mean the last element, so it becomes None.
     start, stop, step = r.indices(size)
+    if start < 0:
+        # Only a negative step whose start lies before index 0 gets start -1;
+        # it selects nothing (NumPy would read -1 as the last element).
+        return slice(0, 0, 1)
     return slice(start, None if stop < 0 else stop, step)
 
 
@@ -91,6 +113,7 @@ class LayoutOps:
 
     def narrow(self, dim: int, start: int, length: int):
         d = self._dim(dim, "narrow")
+        start, length = operator.index(start), as_dim(length, "narrow", "length")
         ranges = [slice(None)] * d + [(start, start + length)]
         return self._like(self._ops.slice(self._p, self._ranges(ranges, "narrow")))
 
@@ -98,6 +121,7 @@ class LayoutOps:
         """Split into at most `num_chunks` pieces along `dim` (PyTorch sizes)."""
         d = self._dim(dim, "chunk")
         size = self.dims()[d]
+        num_chunks = as_dim(num_chunks, "chunk", "num_chunks")
         if num_chunks < 1:
             raise ValueError(f"chunk: num_chunks must be >= 1, got {num_chunks}")
         step = -(-size // num_chunks) if size else 1
@@ -110,7 +134,8 @@ class LayoutOps:
         dims = self.dims()
         total = self.num_elements()
         keep = total > 0
-        shape = [dims[i] if s == 0 and keep and i < len(dims) else int(s) for i, s in enumerate(shape)]
+        shape = as_dims(shape, "reshape", allow=(-1,))
+        shape = [dims[i] if s == 0 and keep and i < len(dims) else s for i, s in enumerate(shape)]
         if shape.count(-1) > 1:
             raise ValueError(f"reshape: only one -1 allowed in {shape}")
         if -1 in shape:
@@ -185,22 +210,24 @@ class LayoutOps:
     def expand(self, shape: Sequence[int]):
         """Broadcast size-1 dims to `shape` (-1 keeps a size), same rank."""
         dims = self.dims()
+        shape = as_dims(shape, "expand", allow=(-1,))
         if len(shape) != self._D:
             raise ValueError(f"expand: shape {list(shape)} must have rank {self._D}")
-        shape = tuple(d if s == -1 else int(s) for d, s in zip(dims, shape))
+        shape = tuple(d if s == -1 else s for d, s in zip(dims, shape))
         for d, s in zip(dims, shape):
             if d != s and d != 1:
                 raise ValueError(f"expand: cannot expand {dims} to {list(shape)}")
         if tuple(dims) == shape:
             return self
+        _check_view_size("expand", dims, shape)
         return self._like(self._ops.expand(self._p, shape))
 
     def repeat(self, dim: int, times: int):
         """Tile the tensor `times` times along `dim` (Burn's `repeat(dim, times)`)."""
         d = self._dim(dim, "repeat")
-        if times < 0:
-            raise ValueError(f"repeat: times must be >= 0, got {times}")
+        times = as_dim(times, "repeat", "times")
         dims = self.dims()
+        _check_view_size(f"repeat(dim={d}, times={times})", dims, dims[:d] + [times * dims[d]] + dims[d + 1:])
         tiled = self.unsqueeze_dim(d).expand(dims[:d] + [times] + dims[d:])
         return tiled.reshape(dims[:d] + [times * dims[d]] + dims[d + 1:])
 

@@ -227,21 +227,25 @@ class NumericOps:
         self._nonempty("min")
         return self._as(self._ops.min(self._p), rank=1)
 
+    def _extreme_dim(self, dim: int, op: str) -> int:
+        # Only the reduced dim must be non-empty: [0, 3] reduced over dim 1
+        # is an empty [0, 1], as in torch.
+        d = self._dim(dim, op)
+        if self.dims()[d] == 0:
+            raise ValueError(f"{op}: dim {dim} has size 0 (shape {self.dims()}); the extreme of nothing is undefined")
+        return d
+
     def max_dim(self, dim: int):
-        self._nonempty("max_dim")
-        return self._like(self._ops.max_dim(self._p, self._dim(dim, "max_dim")))
+        return self._like(self._ops.max_dim(self._p, self._extreme_dim(dim, "max_dim")))
 
     def min_dim(self, dim: int):
-        self._nonempty("min_dim")
-        return self._like(self._ops.min_dim(self._p, self._dim(dim, "min_dim")))
+        return self._like(self._ops.min_dim(self._p, self._extreme_dim(dim, "min_dim")))
 
     def argmax(self, dim: int):
-        self._nonempty("argmax")
-        return self._as(self._ops.argmax(self._p, self._dim(dim, "argmax")), kind=Int)
+        return self._as(self._ops.argmax(self._p, self._extreme_dim(dim, "argmax")), kind=Int)
 
     def argmin(self, dim: int):
-        self._nonempty("argmin")
-        return self._as(self._ops.argmin(self._p, self._dim(dim, "argmin")), kind=Int)
+        return self._as(self._ops.argmin(self._p, self._extreme_dim(dim, "argmin")), kind=Int)
 
     def max_dim_with_indices(self, dim: int):
         """(max values, their Int indices) along `dim`, both with size 1 there."""
