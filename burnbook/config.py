@@ -32,6 +32,14 @@ What the decorator gives a class (methods written in the class body win):
 - an optional `__post_init__(self)` hook, called at the end of every
   construction (including `with_*`, `from_dict` and `load`) for validation.
 
+Every config is meant to be saved as standard JSON, so values JSON cannot
+hold are refused up front with a `ConfigError` naming the field: NaN and
+±infinity in `float` fields (on construction, assignment and loading alike;
+JSON has no spelling for them, and a NaN learning rate trains silently to
+nothing), integers longer than the interpreter's digit limit
+(`sys.get_int_max_str_digits()`), and data nested deeper than 100 levels
+(far beyond any real config, and deep enough to exhaust Python's stack).
+
 A nested config is saved as its dict. When the value's class is not exactly
 the annotated one (a union of configs, or a subclass of the annotated config
 class) it is saved tagged with its class name, `{"KaimingUniform": {...}}`,
@@ -52,7 +60,10 @@ import copy
 import enum
 import inspect
 import json
+import math
 import os
+import re
+import reprlib
 import sys
 import types
 import typing
@@ -72,19 +83,41 @@ _LOCALNS = "__config_localns__"  # the defining scope, to resolve string annotat
 _NO_DEFAULT = inspect.Parameter.empty
 
 
+_MAX_DEPTH = 100  # nesting levels of loaded data, and of nested configs on saving
+
+
 class ConfigError(ValueError):
-    """A config file, JSON text or dict that does not fit its config class."""
+    """A config file, JSON text or dict that does not fit its config class,
+    or a value no config may hold (NaN or infinity in a float field)."""
 
 
 class _Mismatch(Exception):
-    """Internal: a value that does not fit a field; `path` names the field."""
+    """Internal: a value that does not fit a field; `path` names the field.
 
-    def __init__(self, path: str, reason: str) -> None:
+    `bad_value` marks a value of the right type that is still refused (NaN,
+    infinity, too deep): construction reports those as `ConfigError`, not
+    `TypeError`.
+    """
+
+    def __init__(self, path: str, reason: str, bad_value: bool = False) -> None:
         super().__init__(reason)
-        self.path, self.reason = path, reason
+        self.path, self.reason, self.bad_value = path, reason, bad_value
 
     def message(self) -> str:
-        return f"field '{self.path}': {self.reason}" if self.path else self.reason
+        return f"field '{_short(self.path)}': {self.reason}" if self.path else self.reason
+
+
+class _Expected(_Mismatch):
+    """Internal: a value of the wrong type; the message is only built when
+    shown, since most of these are caught while trying a union's options."""
+
+    def __init__(self, path: str, tp: Any, value: Any) -> None:
+        Exception.__init__(self, path)
+        self.path, self.tp, self.value, self.bad_value = path, tp, value, False
+
+    @property
+    def reason(self) -> str:  # type: ignore[override]
+        return f"expected {_type_name(self.tp)}, got {_describe(self.value)}"
 
 
 # ---------------------------------------------------------------------------
@@ -222,7 +255,8 @@ def _check(cls: type, name: str, value: Any, tp: Any) -> Any:
     try:
         return _coerce(value, tp, name, loading=False)
     except _Mismatch as err:
-        raise TypeError(f"{cls.__name__}: {err.message()}") from None
+        kind = ConfigError if err.bad_value else TypeError
+        raise kind(f"{cls.__name__}: {err.message()}") from None
 
 
 # ---------------------------------------------------------------------------
@@ -271,8 +305,10 @@ class Config(abc.ABC):
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as plain JSON-ready values (nested configs as dicts)."""
-        hints = _types(type(self))
-        return {n: _dump(getattr(self, n), hints[n], n) for n in getattr(type(self), _FIELDS)}
+        try:
+            return _dump_config(self, "", 0)
+        except ConfigError as err:
+            raise ConfigError(f"{type(self).__name__}: {err}") from None
 
     @classmethod
     def from_dict(cls, data: typing.Mapping[str, Any]):
@@ -316,11 +352,42 @@ _INSTALLED = (
 # checking, loading and dumping values
 
 
+class _Unreadable:
+    """Internal: a JSON number or constant that `_coerce` refuses, naming the
+    field it sits in (json.loads itself cannot say where a value is)."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+def _parse_int(text: str) -> Any:
+    limit = sys.get_int_max_str_digits()
+    digits = len(text.lstrip("-"))
+    if limit and digits > limit:
+        return _Unreadable(f"an integer of {digits} digits, more than Python's limit of {limit} "
+                           "(sys.get_int_max_str_digits())")
+    return int(text)
+
+
+def _too_many_digits(value: int) -> bool:
+    """Whether `str(value)` would exceed the interpreter's digit limit (the
+    bit length rules out almost every int before the exact comparison)."""
+    limit = sys.get_int_max_str_digits()
+    return bool(limit) and value.bit_length() >= limit * 3.3219 and abs(value) >= 10 ** limit
+
+
+def _parse_constant(text: str) -> Any:
+    return _Unreadable(f"{text} is not a valid config value (JSON has no NaN or infinity)")
+
+
 def _parse(cls: type, text: str | bytes, source: str):
     try:
         if isinstance(text, bytes):
             text = text.decode("utf-8")
-        data = json.loads(text)
+        _check_json_depth(text, source)
+        data = json.loads(text, parse_int=_parse_int, parse_constant=_parse_constant)
     except UnicodeDecodeError as err:
         raise ConfigError(f"{source}: not UTF-8 text ({err.reason} at byte {err.start})") from None
     except json.JSONDecodeError as err:
@@ -334,8 +401,88 @@ def _parse(cls: type, text: str | bytes, source: str):
         raise ConfigError(f"{source}: {cls.__name__}: {err.message()}") from None
 
 
-def _from_mapping(cls: type, data: typing.Mapping, path: str):
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{},]')
+
+
+def _check_json_depth(text: str, source: str) -> None:
+    """Refuse JSON nested deeper than `_MAX_DEPTH`, naming where, before
+    `json.loads` (whose C parser raises a bare RecursionError) sees it."""
+    if text.count("[") + text.count("{") <= _MAX_DEPTH:
+        return  # cannot be too deep: the common case costs one pass of count()
+    stack: list[list] = []  # per open container: [is_object, key or index]
+    expect_key = False
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        if token in ("[", "{"):
+            if len(stack) == _MAX_DEPTH:
+                line = text.count("\n", 0, match.start()) + 1
+                column = match.start() - text.rfind("\n", 0, match.start())
+                raise ConfigError(
+                    f"{source}: nested deeper than the limit of {_MAX_DEPTH} levels at "
+                    f"'{_short(_stack_path(stack))}' (line {line}, column {column}); "
+                    "configs nest far less than that")
+            stack.append([token == "{", None if token == "{" else 0])
+            expect_key = token == "{"
+        elif token in ("]", "}"):
+            if stack:
+                stack.pop()
+            expect_key = False
+        elif token == ",":
+            if stack and stack[-1][0]:
+                expect_key = True
+            elif stack:
+                stack[-1][1] += 1
+        elif expect_key and stack:  # a string in key position
+            try:
+                stack[-1][1] = json.loads(token)
+            except ValueError:
+                stack[-1][1] = token[1:-1]
+            expect_key = False
+
+
+def _stack_path(stack: list[list]) -> str:
+    path = ""
+    for is_object, key in stack:
+        if is_object:
+            if key is not None:
+                path = _join(path, key)
+        else:
+            path += f"[{key}]"
+    return path or "(top level)"
+
+
+def _short(text: str, keep: int = 60) -> str:
+    return text if len(text) <= 2 * keep + 5 else f"{text[:keep]} ... {text[-keep:]}"
+
+
+def _too_deep(path: str) -> _Mismatch:
+    return _Mismatch(path, f"nested deeper than the limit of {_MAX_DEPTH} levels", bad_value=True)
+
+
+def _check_plain(value: Any, path: str, depth: int) -> None:
+    """Refuse unreadable numbers, NaN and infinity anywhere inside loaded data
+    kept as is (an `Any` field); iterative, with the depth limit."""
+    todo = [(value, path, depth)]
+    while todo:
+        item, where, depth = todo.pop()
+        if isinstance(item, _Unreadable):
+            raise _Mismatch(where, item.reason, bad_value=True)
+        if isinstance(item, float) and not math.isfinite(item):
+            raise _Mismatch(where, f"{item} is not a valid config value (JSON has no NaN or infinity)",
+                            bad_value=True)
+        if isinstance(item, (list, tuple, dict)):
+            if depth >= _MAX_DEPTH:
+                raise _too_deep(where)
+            if isinstance(item, dict):
+                todo.extend((v, _join(where, k), depth + 1) for k, v in item.items())
+            else:
+                todo.extend((v, f"{where}[{i}]", depth + 1) for i, v in enumerate(item))
+
+
+def _from_mapping(cls: type, data: typing.Mapping, path: str, depth: int = 0):
     """Build `cls` from loaded data, raising `_Mismatch` with the field path."""
+    if depth >= _MAX_DEPTH:
+        raise _too_deep(path)
     fields, defaults, hints = getattr(cls, _FIELDS), getattr(cls, _DEFAULTS), _types(cls)
     where = f" in '{path}'" if path else ""
     unknown = [k for k in data if k not in fields]
@@ -346,7 +493,8 @@ def _from_mapping(cls: type, data: typing.Mapping, path: str):
     if missing:
         raise _Mismatch("", f"missing required key(s) {', '.join(map(repr, missing))}{where} "
                             f"for {cls.__name__}")
-    values = {k: _coerce(v, hints[k], _join(path, k), loading=True) for k, v in data.items()}
+    values = {k: _coerce(v, hints[k], _join(path, k), loading=True, depth=depth)
+              for k, v in data.items()}
     try:
         return cls(**values)
     except (TypeError, ValueError) as err:  # __post_init__ refused the values
@@ -357,8 +505,15 @@ def _join(path: str, key: Any) -> str:
     return f"{path}.{key}" if path else str(key)
 
 
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 3, 40, 40
+
+
 def _describe(value: Any) -> str:
-    text = repr(value)
+    try:
+        text = _REPR.repr(value)
+    except RecursionError:  # a config nested too deep to print
+        text = "..."
     return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
 
 
@@ -372,32 +527,42 @@ def _is_union(tp: Any) -> bool:
     return typing.get_origin(tp) in (Union, types.UnionType)
 
 
-def _coerce(value: Any, tp: Any, path: str, loading: bool) -> Any:
+def _coerce(value: Any, tp: Any, path: str, loading: bool, depth: int = 0) -> Any:
     """`value` checked against annotation `tp` and converted to it.
 
     `loading` allows the JSON spellings: dicts for configs, names for enums,
-    string keys for int-keyed dicts.
+    string keys for int-keyed dicts. `depth` counts the containers and
+    configs entered, against `_MAX_DEPTH`.
     """
+    if isinstance(value, _Unreadable):
+        raise _Mismatch(path, value.reason, bad_value=True)
+    if depth >= _MAX_DEPTH:
+        raise _too_deep(path)
     if tp is Any or tp is object:
+        if loading:
+            _check_plain(value, path, depth)
         return value
     if tp is None or tp is type(None):
         if value is None:
             return None
         raise _Mismatch(path, f"expected None, got {_describe(value)}")
     origin, args = typing.get_origin(tp), typing.get_args(tp)
-    fail = _Mismatch(path, f"expected {_type_name(tp)}, got {_describe(value)}")
+    fail = _Expected(path, tp, value)
     if _is_union(tp):
         if value is None and type(None) in args:
             return None
+        refused = None
         for arg in args:
             if arg is type(None):
                 continue
             try:
-                return _coerce(value, arg, path, loading)
+                return _coerce(value, arg, path, loading, depth)
             except _Mismatch as err:
                 if is_config(arg) and isinstance(value, cabc.Mapping) and len(args) <= 2:
                     raise err  # Optional[SomeConfig]: the inner error says more
-        raise fail
+                if err.bad_value and refused is None:
+                    refused = err  # the right type, a refused value: say why
+        raise refused or fail
     if origin is Literal:
         for option in args:
             if value == option and type(value) is type(option):
@@ -409,21 +574,34 @@ def _coerce(value: Any, tp: Any, path: str, loading: bool) -> Any:
         raise fail
     if tp is int:
         if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-            return int(value)
+            value = int(value)
+            if _too_many_digits(value):
+                raise _Mismatch(path, f"an integer of more than {sys.get_int_max_str_digits()} digits "
+                                      "cannot be saved as JSON (sys.get_int_max_str_digits())",
+                                bad_value=True)
+            return value
         raise fail
     if tp is float:
         if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
-            return float(value)
+            try:
+                number = float(value)
+            except OverflowError:
+                raise _Mismatch(path, f"{_describe(value)} is too large for a float",
+                                bad_value=True) from None
+            if not math.isfinite(number):
+                raise _Mismatch(path, f"{number} is not allowed: a config float must be finite "
+                                      "(JSON has no NaN or infinity)", bad_value=True)
+            return number
         raise fail
     if tp is str:
         if isinstance(value, str):
             return value
         raise fail
     if tp in (list, tuple, dict) or origin in (list, tuple, dict, cabc.Sequence, cabc.Mapping):
-        return _coerce_container(value, tp, origin or tp, args, path, loading, fail)
+        return _coerce_container(value, tp, origin or tp, args, path, loading, fail, depth + 1)
     if isinstance(tp, type):
         if is_config(tp):
-            return _coerce_config(value, tp, path, loading, fail)
+            return _coerce_config(value, tp, path, loading, fail, depth + 1)
         if issubclass(tp, enum.Enum):
             if isinstance(value, tp):
                 return value
@@ -436,29 +614,44 @@ def _coerce(value: Any, tp: Any, path: str, loading: bool) -> Any:
     return value  # an annotation we do not interpret: accept as is
 
 
-def _coerce_container(value, tp, origin, args, path, loading, fail):
+_INT_KEY = re.compile(r"-?[0-9]+")
+
+
+def _int_key(key: str, path: str) -> int:
+    """A dict key as JSON writes an int key (its decimal string) read back."""
+    if not _INT_KEY.fullmatch(key):
+        raise _Mismatch(path, f"key {key!r} is not an integer (this dict's keys are int)")
+    number = _parse_int(key)
+    if isinstance(number, _Unreadable):
+        raise _Mismatch(path, f"key {_short(key, 20)!r} is {number.reason}", bad_value=True)
+    return number
+
+
+def _coerce_container(value, tp, origin, args, path, loading, fail, depth):
     if origin in (dict, cabc.Mapping):
         if not isinstance(value, cabc.Mapping):
             raise fail
         key_tp, val_tp = args if len(args) == 2 else (Any, Any)
         out = {}
         for k, v in value.items():
-            if loading and key_tp is int and isinstance(k, str) and k.lstrip("-").isdigit():
-                k = int(k)  # JSON writes int keys as strings
-            out[_coerce(k, key_tp, _join(path, k), loading)] = _coerce(v, val_tp, _join(path, k), loading)
+            if loading and key_tp is int and isinstance(k, str):
+                k = _int_key(k, path)  # JSON writes int keys as strings
+            key = _coerce(k, key_tp, _join(path, k), loading, depth)
+            out[key] = _coerce(v, val_tp, _join(path, k), loading, depth)
         return out
     if not isinstance(value, (list, tuple)):
         raise fail
     if origin is tuple and args and not (len(args) == 2 and args[1] is Ellipsis):
         if len(value) != len(args):
             raise _Mismatch(path, f"expected {_type_name(tp)} ({len(args)} items), got {len(value)} items")
-        return tuple(_coerce(v, a, f"{path}[{i}]", loading) for i, (v, a) in enumerate(zip(value, args)))
+        return tuple(_coerce(v, a, f"{path}[{i}]", loading, depth)
+                     for i, (v, a) in enumerate(zip(value, args)))
     elem = args[0] if args else Any
-    items = [_coerce(v, elem, f"{path}[{i}]", loading) for i, v in enumerate(value)]
+    items = [_coerce(v, elem, f"{path}[{i}]", loading, depth) for i, v in enumerate(value)]
     return tuple(items) if origin is tuple else items
 
 
-def _coerce_config(value, tp, path, loading, fail):
+def _coerce_config(value, tp, path, loading, fail, depth):
     if isinstance(value, tp):
         return value
     if loading and isinstance(value, cabc.Mapping):
@@ -466,8 +659,8 @@ def _coerce_config(value, tp, path, loading, fail):
             (tag, inner), = value.items()
             variant = _find_variant(tp, tag)
             if variant is not None and isinstance(inner, cabc.Mapping):
-                return _from_mapping(variant, inner, path)
-        return _from_mapping(tp, value, path)
+                return _from_mapping(variant, inner, path, depth)
+        return _from_mapping(tp, value, path, depth)
     raise fail
 
 
@@ -482,15 +675,29 @@ def _find_variant(base: type, name: str) -> type | None:
     return None
 
 
-def _dump(value: Any, tp: Any, path: str) -> Any:
+def _dump_config(cfg: Any, path: str, depth: int) -> dict[str, Any]:
+    hints = _types(type(cfg))
+    return {n: _dump(getattr(cfg, n), hints[n], _join(path, n), depth + 1)
+            for n in getattr(type(cfg), _FIELDS)}
+
+
+def _dump(value: Any, tp: Any, path: str, depth: int = 0) -> Any:
     """A JSON-ready form of a field value (see `_coerce` for the way back)."""
+    if depth > _MAX_DEPTH:
+        raise ConfigError(f"field '{_short(path)}': nested deeper than the limit of {_MAX_DEPTH} "
+                          "levels, too deep to save")
     if _is_union(tp):
         options = [a for a in typing.get_args(tp) if a is not type(None)]
         tp = options[0] if len(options) == 1 else tp
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(f"field '{path}': {value} cannot be saved (JSON has no NaN or infinity)")
+    if isinstance(value, int) and _too_many_digits(value):
+        raise ConfigError(f"field '{path}': an integer of more than {sys.get_int_max_str_digits()} "
+                          "digits cannot be saved as JSON")
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if is_config(value):
-        data = value.to_dict()
+        data = _dump_config(value, path, depth)
         return data if type(value) is tp else {type(value).__name__: data}
     if isinstance(value, enum.Enum):
         return value.name
@@ -500,11 +707,11 @@ def _dump(value: Any, tp: Any, path: str) -> Any:
             if origin is tuple and args and not (len(args) == 2 and args[1] is Ellipsis):
                 return args[i] if i < len(args) else Any
             return args[0] if args else Any
-        return [_dump(v, elem(i), f"{path}[{i}]") for i, v in enumerate(value)]
+        return [_dump(v, elem(i), f"{path}[{i}]", depth + 1) for i, v in enumerate(value)]
     if isinstance(value, dict):
         val_tp = args[1] if len(args) == 2 else Any
-        return {k: _dump(v, val_tp, _join(path, k)) for k, v in value.items()}
+        return {k: _dump(v, val_tp, _join(path, k), depth + 1) for k, v in value.items()}
     if hasattr(value, "item") and getattr(value, "shape", None) == ():
-        return value.item()  # a NumPy scalar
+        return _dump(value.item(), tp, path, depth)  # a NumPy scalar
     raise TypeError(f"field '{path}': a {type(value).__name__} value cannot be saved as JSON")
 
