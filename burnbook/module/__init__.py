@@ -1,7 +1,7 @@
 """Modules: `Module`, `Param`, `ParamId`, and the visitor/mapper protocols."""
 
-from .base import Module
+from .base import DuplicateParamIdError, Module
 from .param import Param, ParamId, RunningState
 from .visitor import ModuleMapper, ModuleVisitor
 
-__all__ = ["Module", "Param", "ParamId", "RunningState", "ModuleVisitor", "ModuleMapper"]
+__all__ = ["Module", "DuplicateParamIdError", "Param", "ParamId", "RunningState", "ModuleVisitor", "ModuleMapper"]

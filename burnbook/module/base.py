@@ -13,13 +13,43 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable, Iterator
 
-from .param import Param, RunningState
+from .param import Param, ParamId, RunningState
+
+
+class DuplicateParamIdError(ValueError):
+    """Two different parameters of one module carry the same `ParamId`, so
+    gradients and optimizer state, which are keyed by id, would mix them up."""
 
 
 class Module:
     """Base class of every model and layer; see the "Module" chapter."""
 
     _fields: tuple[str, ...] = ()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # PyTorch's habit: `self.l1 = Linear(...)` inside `__init__` registers
+        # the layer. Here it becomes a field (after the annotated ones), so
+        # records, visitors, optimizers and `valid()` all see it.
+        holds = _holds_state(value)
+        structural = holds and isinstance(value, (Module, Param, list, tuple))
+        if name.startswith("_"):
+            if not structural:
+                object.__setattr__(self, name, value)  # a private cache or setting, never a field
+                return
+            raise TypeError(
+                f"{type(self).__name__}.{name}: names starting with '_' are not fields, so the parameters "
+                f"of this {type(value).__name__} would be neither trained nor saved; drop the underscore "
+                f"(self.{name.lstrip('_') or 'layer'} = ...)")
+        if isinstance(value, dict) and any(_holds_state(v) for v in value.values()):
+            raise TypeError(
+                f"{type(self).__name__}.{name}: a dict of modules or parameters is not a module field; "
+                f"use a list (self.{name} = [...]) or one field per entry")
+        fields = self._fields
+        if holds and name not in fields:
+            object.__setattr__(self, "_fields", fields + (name,))
+        object.__setattr__(self, name, value)
+        if structural:
+            _fresh_duplicate_ids(self)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -98,8 +128,12 @@ class Module:
         return _map_value(self, "", inner, constants=_inner_constant)
 
     def clone(self) -> "Module":
-        """A copy sharing the (immutable) parameter tensors."""
-        return self.map_params(lambda _, p: p.with_value(p.val()))
+        """A copy holding the very same parameters (Burn's `clone`: same ids,
+        same autodiff nodes). Used next to the original in one model, the
+        two are tied: the gradient is the sum over both uses and one
+        optimizer step updates both. For an independent layer, build
+        another one from its config."""
+        return self.map_params(lambda _, p: p)
 
     # -- records ---------------------------------------------------------------------
     def into_record(self):
@@ -108,12 +142,15 @@ class Module:
 
         return module_to_record(self)
 
-    def load_record(self, record) -> "Module":
-        """A new module holding the record's values; every missing, unexpected
-        or mis-shaped entry is named in one `RecordError`."""
+    def load_record(self, record, allow_lossy: bool = False) -> "Module":
+        """A new module holding the record's values; every missing, unexpected,
+        mis-shaped or mis-typed entry is named in one `RecordError`. A value
+        that would change on conversion to the parameter's element type (an
+        f64 beyond the f32 range, bool into float, a fraction into an Int) is
+        refused unless `allow_lossy=True`; rounding f64 to f32 is accepted."""
         from .record import module_from_record
 
-        return module_from_record(self, record)
+        return module_from_record(self, record, allow_lossy)
 
     def save_file(self, path, recorder=None):
         """Save the record with `recorder` (default: `DefaultFileRecorder`,
@@ -124,11 +161,13 @@ class Module:
         recorder = recorder if recorder is not None else DefaultFileRecorder()
         return recorder.record(self.into_record(), path)
 
-    def load_file(self, path, recorder=None, device: Any = None) -> "Module":
+    def load_file(self, path, recorder=None, device: Any = None, allow_lossy: bool = False) -> "Module":
+        """`load_record` of the file saved by `recorder` (default:
+        `DefaultFileRecorder`), moved to `device` if given."""
         from burnbook.record import DefaultFileRecorder
 
         recorder = recorder if recorder is not None else DefaultFileRecorder()
-        module = self.load_record(recorder.load(path))
+        module = self.load_record(recorder.load(path), allow_lossy=allow_lossy)
         return module if device is None else module.to_device(device)
 
     # -- display ---------------------------------------------------------------------
@@ -163,6 +202,70 @@ def _field_init(self: Module, *args: Any, **kwargs: Any) -> None:
             object.__setattr__(self, name, values[name])
         else:
             object.__setattr__(self, name, copy.copy(getattr(cls, name)))
+    _fresh_duplicate_ids(self)
+
+
+def _holds_state(value: Any) -> bool:
+    """Whether `value` is something a module field carries for a reason:
+    a sub-module, a `Param`, a tensor, or a list/tuple holding modules or
+    `Param`s (at any depth)."""
+    from burnbook.tensor.core import TensorBase
+
+    if isinstance(value, (Module, Param, TensorBase)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(isinstance(v, (Module, Param)) or (isinstance(v, (list, tuple)) and _holds_state(v))
+                   for v in value)
+    return False
+
+
+def unique_params(module: Module, where: str) -> list[tuple[str, Param]]:
+    """(first path, param) of every distinct `Param` of `module` (a tied
+    parameter once). `DuplicateParamIdError` naming both paths when two
+    different `Param`s share an id; `where` starts the message."""
+    seen: dict[int, str] = {}
+    by_id: dict[ParamId, tuple[str, Param]] = {}
+    out = []
+    for path, p in module.named_params():
+        if id(p) in seen:
+            continue
+        seen[id(p)] = path
+        other = by_id.get(p.id)
+        if other is not None:
+            raise DuplicateParamIdError(
+                f"{where}: parameters '{other[0]}' and '{path}' are two different tensors with the same "
+                f"ParamId {p.id.value!r}, so their gradients and optimizer states would be mixed up. "
+                "Share one Param object (module.clone() or the same layer twice) to tie them, or give one "
+                "of them its own id (a layer built again from its config)")
+        by_id[p.id] = (path, p)
+        out.append((path, p))
+    return out
+
+
+def _fresh_duplicate_ids(module: Module) -> None:
+    """Give a fresh `ParamId` to every `Param` whose id an earlier, different
+    `Param` of `module` already holds (parts loaded from one record, a copy
+    made with `no_grad()`...). Fields are replaced by new values; the parts
+    the caller passed in are left as they were."""
+    seen: set[int] = set()
+    owners: set[ParamId] = set()
+    renamed: dict[int, Param] = {}
+    for _, p in module.named_params():
+        if id(p) in seen:
+            continue  # the same Param again: a tied parameter
+        seen.add(id(p))
+        if p.id in owners:
+            renamed[id(p)] = type(p)(p.val(), ParamId(), p.is_require_grad())
+        else:
+            owners.add(p.id)
+    if not renamed:
+        return
+    fields = object.__getattribute__(module, "_fields")
+    for name in fields:
+        value = getattr(module, name, None)
+        new = _map_value(value, name, lambda _, p: renamed.get(id(p), p))
+        if new is not value:
+            object.__setattr__(module, name, new)
 
 
 def _params_in(value: Any, path: str) -> Iterator[tuple[str, Param]]:
@@ -183,17 +286,26 @@ def _inner_constant(value: Any) -> Any:
     return value
 
 
-def _map_value(value: Any, path: str, fn: Callable, constants: Callable | None = None) -> Any:
+def _map_value(value: Any, path: str, fn: Callable, constants: Callable | None = None,
+               memo: dict | None = None) -> Any:
+    """`value` with every `Param` replaced by `fn(path, param)`. A `Param`
+    object found at several paths (a tied parameter) is mapped once, at its
+    first path, and stays shared in the result."""
+    if memo is None:
+        memo = {}
     if isinstance(value, Param):
-        return fn(path, value)
+        key = id(value)
+        if key not in memo:
+            memo[key] = (value, fn(path, value))  # keep `value` alive so its id() stays unique
+        return memo[key][1]
     if isinstance(value, Module):
         new = copy.copy(value)
         prefix = f"{path}." if path else ""
         for name, child in value.children():
-            object.__setattr__(new, name, _map_value(child, prefix + name, fn, constants))
+            object.__setattr__(new, name, _map_value(child, prefix + name, fn, constants, memo))
         return new
-    if isinstance(value, (list, tuple)) and any(isinstance(v, (Module, Param)) for v in value):
-        items = [_map_value(v, f"{path}.{i}", fn, constants) for i, v in enumerate(value)]
+    if isinstance(value, (list, tuple)) and _holds_state(value):
+        items = [_map_value(v, f"{path}.{i}", fn, constants, memo) for i, v in enumerate(value)]
         return type(value)(items)
     return constants(value) if constants is not None else value
 

@@ -21,7 +21,7 @@ from .base import LearningRate, Optimizer, OptimizerAdaptor, SimpleOptimizer
 from .decay import WeightDecay, WeightDecayConfig
 from .grad_accum import GradientsAccumulator
 from .grad_clipping import GradientClipping, GradientClippingConfig
-from .grads import GradientsParams
+from .grads import GradientsParams, MissingGradientsError, MissingGradientsWarning
 from .momentum import Momentum, MomentumConfig
 from .rmsprop import RmsProp, RmsPropConfig
 from .sgd import Sgd, SgdConfig
@@ -34,7 +34,7 @@ from .lr_scheduler import (
 
 __all__ = [
     # gradients
-    "GradientsParams", "GradientsAccumulator", "GradientClippingConfig", "GradientClipping",
+    "GradientsParams", "MissingGradientsError", "MissingGradientsWarning", "GradientsAccumulator", "GradientClippingConfig", "GradientClipping",
     # optimizers
     "Optimizer", "SimpleOptimizer", "OptimizerAdaptor", "LearningRate",
     "SgdConfig", "Sgd", "MomentumConfig", "Momentum", "WeightDecayConfig", "WeightDecay",

@@ -73,8 +73,10 @@ class OptimizerAdaptor(Optimizer):
     state kept per `ParamId` and optional gradient clipping. What
     `SgdConfig().init()`, `AdamConfig().init()`... return.
 
-    Gradients whose id matches no trainable parameter of the module are
-    ignored, as in Burn (you may step a sub-module with the gradients of a
+    Two different parameters of the module sharing a `ParamId` are refused
+    (`DuplicateParamIdError`, naming both paths); one `Param` at several
+    paths (tied weights) is updated once. Gradients whose id matches no
+    trainable parameter of the module are ignored, as in Burn (you may step a sub-module with the gradients of a
     whole model), but a step where *none* of a non-empty set of gradients
     matches raises a `ValueError`: that is always a mistake, typically the
     gradients of another model, or of a model reloaded with other ids.
@@ -99,7 +101,8 @@ class OptimizerAdaptor(Optimizer):
         if not hasattr(module, "map_params"):
             raise TypeError(f"optim.step: expected a Module, got {type(module).__name__}")
         remaining = grads.copy()
-        trainable = {id(p) for _, p in trainable_params(module)}
+        # Refuses two different parameters with one id (DuplicateParamIdError).
+        trainable = {id(p) for _, p in trainable_params(module, "optim.step")}
         done: dict[Any, Any] = {}  # a parameter used at several paths (tied weights) updates once
         matched = 0
 

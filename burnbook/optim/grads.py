@@ -16,11 +16,23 @@ keeps no graph alive.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Iterable, Iterator
 
 from burnbook.module import Param, ParamId, RunningState
+from burnbook.module.base import unique_params
 
-__all__ = ["GradientsParams"]
+__all__ = ["GradientsParams", "MissingGradientsError", "MissingGradientsWarning"]
+
+
+class MissingGradientsError(ValueError):
+    """No trainable parameter of the model has a gradient: the step would
+    change nothing, which is never what the loop meant."""
+
+
+class MissingGradientsWarning(UserWarning):
+    """Some trainable parameters have gradients and some do not (a layer the
+    loss never reached); frozen parameters are not counted."""
 
 
 def param_id(key: Any) -> ParamId:
@@ -34,13 +46,14 @@ def param_id(key: Any) -> ParamId:
     raise TypeError(f"expected a ParamId, a Param or an id string, got {type(key).__name__}")
 
 
-def trainable_params(module: Any) -> Iterator[tuple[str, Param]]:
+def trainable_params(module: Any, where: str = "optimizer") -> Iterator[tuple[str, Param]]:
     """(path, param) of the float parameters an optimizer may update: every
     `Param` of the module except `RunningState`s (never trained) and Int/Bool
-    tensors."""
+    tensors, a tied parameter once. `DuplicateParamIdError` (naming both
+    paths, `where` first) when two different parameters share an id."""
     from burnbook.tensor import Float
 
-    for path, p in module.named_params():
+    for path, p in unique_params(module, where):
         if isinstance(p, RunningState) or getattr(p.val(), "_K", None) is not Float:
             continue
         yield path, p
@@ -70,6 +83,12 @@ class GradientsParams:
         of a `no_grad()` module or with `set_require_grad(False)`, and
         parameters the loss did not use. The gradients taken are popped from
         `grads` (`param.val().grad_remove(grads)`), as in Burn.
+
+        A loss that reached none of the module's trainable parameters raises
+        `MissingGradientsError` with the usual causes; one that reached only
+        some of them warns (`MissingGradientsWarning`) with the paths left
+        out. Two different parameters sharing an id raise
+        `DuplicateParamIdError`.
         """
         return cls.from_params(grads, module, None)
 
@@ -80,7 +99,8 @@ class GradientsParams:
         _check_gradients(grads)
         wanted = None if params is None else {param_id(p) for p in params}
         out = cls()
-        for path, p in trainable_params(module):
+        without: list[str] = []  # trainable and tracked, yet no gradient
+        for path, p in trainable_params(module, "GradientsParams.from_grads"):
             if wanted is not None and p.id not in wanted:
                 continue
             tensor = p.val()
@@ -93,6 +113,22 @@ class GradientsParams:
             grad = tensor.grad_remove(grads)
             if grad is not None:
                 out.register(p.id, grad)
+            elif p.is_require_grad() and tensor.is_require_grad():
+                without.append(path)
+        if without and out.is_empty():
+            raise MissingGradientsError(
+                f"GradientsParams.from_grads: none of the {len(without)} trainable parameters of "
+                f"{type(module).__name__} ({_listed(without)}) has a gradient, so a step would change nothing. "
+                "Likely causes: the loss was computed from a detached copy (tensor.detach(), to_data/from_data) "
+                "or from model.valid() or tensor.inner(), which leave autodiff; the loss came from another "
+                "model or an earlier forward pass than this `model`; or these gradients were already taken "
+                "by an earlier from_grads (it pops them). Call loss.backward() on a loss computed by this "
+                "model's forward pass")
+        if without:
+            warnings.warn(
+                f"GradientsParams.from_grads: {len(without)} trainable parameter(s) of {type(module).__name__} "
+                f"got no gradient and will not be updated: {_listed(without)}. The loss does not depend on "
+                "them; freeze them with no_grad() if that is intended", MissingGradientsWarning, stacklevel=3)
         return out
 
     # -- the container ---------------------------------------------------------------
@@ -157,6 +193,11 @@ class GradientsParams:
         lines = [f"  {pid.value}: {g.dims()} {g.dtype}," for pid, g in self._grads.items()]
         body = ("\n" + "\n".join(lines) + "\n") if lines else ""
         return f"GradientsParams {{{body}}}"
+
+
+def _listed(paths: list[str], limit: int = 8) -> str:
+    shown = ", ".join(paths[:limit])
+    return shown if len(paths) <= limit else f"{shown} and {len(paths) - limit} more"
 
 
 def _check_gradients(grads: Any) -> None:

@@ -10,8 +10,10 @@ read-only mapping from field names to
 - a plain value: `None`, `bool`, `int` (64-bit range), `float`, `str`;
 - a list or tuple of any of these (a `Vec` of sub-modules, a shape...).
 
-Fields read as attributes or items: `record.conv1.weight` is
-`record["conv1"]["weight"]`. A field whose name is also a method of mappings
+Records nest at most `MAX_DEPTH` levels (records, lists and tuples each
+count one), far beyond any model, so a hostile file cannot make printing or
+comparing a record overflow Python's stack. Fields read as attributes or
+items: `record.conv1.weight` is `record["conv1"]["weight"]`. A field whose name is also a method of mappings
 (`items`, `keys`, `values`, `get`) is read with `record["items"]`.
 Records hold host data only, so one record loads onto any backend and device.
 """
@@ -25,7 +27,12 @@ import numpy as np
 
 from burnbook.tensor import TensorData
 
-__all__ = ["Record", "ParamRecord", "RecordError", "DTYPES", "dtype_name"]
+__all__ = ["Record", "ParamRecord", "RecordError", "DTYPES", "MAX_DEPTH", "dtype_name"]
+
+# How many records, lists and tuples may nest inside one another. Printing,
+# comparing and flattening recurse over the levels, a few frames each, so
+# this keeps them well inside Python's default recursion limit of 1000.
+MAX_DEPTH = 100
 
 # Element types a record can store, by Burn's short name; the order is the
 # code used by the binary format, so only ever append to it.
@@ -97,19 +104,28 @@ class Record(Mapping):
     (dtype, shape and values, NaN equal to NaN).
     """
 
-    __slots__ = ("_fields",)
+    __slots__ = ("_fields", "_depth")
 
     def __init__(self, fields: Mapping[str, Any] | None = None, /, **kwargs: Any) -> None:
+        if fields is not None and not isinstance(fields, Mapping):
+            raise TypeError(f"Record() takes a mapping of field names, got {type(fields).__name__}")
         items = dict(fields.items() if fields is not None else ())
         items.update(kwargs)
-        object.__setattr__(self, "_fields", {_key(k): normalize(v, k) for k, v in items.items()})
+        checked = {_key(k): normalize(v, k, 1) for k, v in items.items()}
+        object.__setattr__(self, "_fields", checked)
+        object.__setattr__(self, "_depth", _depth_below(checked.values()) + 1)
 
     @classmethod
     def _trusted(cls, fields: dict[str, Any]) -> "Record":
-        """Wrap already-checked fields (used by the decoders)."""
+        """Wrap already-checked fields (used by the decoders, which limit the depth)."""
         record = cls.__new__(cls)
         object.__setattr__(record, "_fields", fields)
+        object.__setattr__(record, "_depth", _depth_below(fields.values()) + 1)
         return record
+
+    def depth(self) -> int:
+        """How many levels of records, lists and tuples this record nests (1 when flat)."""
+        return self._depth
 
     def __getitem__(self, key: str) -> Any:
         try:
@@ -187,10 +203,18 @@ def _as_tensor_data(data: Any, where: str) -> TensorData:
     return data
 
 
-def normalize(value: Any, path: str = "") -> Any:
+def normalize(value: Any, path: str = "", level: int = 0) -> Any:
     """`value` as a record node: mappings become `Record`s, arrays `TensorData`;
-    a `TypeError` names the field holding anything a record cannot store."""
-    if value is None or isinstance(value, (bool, float, str, Record, ParamRecord)):
+    a `TypeError` names the field holding anything a record cannot store, a
+    `RecordError` one nested deeper than `MAX_DEPTH`. `level` counts the
+    records, lists and tuples that already hold `value`."""
+    if isinstance(value, Record):
+        if level + value._depth > MAX_DEPTH:
+            raise _too_deep(path)
+        return value
+    if isinstance(value, (Mapping, list, tuple)) and level >= MAX_DEPTH:
+        raise _too_deep(path)
+    if value is None or isinstance(value, (bool, float, str, ParamRecord)):
         return value
     if isinstance(value, int):
         if not -(2**63) <= value < 2**64:
@@ -201,14 +225,32 @@ def normalize(value: Any, path: str = "") -> Any:
     if isinstance(value, np.generic):
         return normalize(value.item(), path)
     if isinstance(value, Mapping):
-        return Record({_key(k): normalize(v, f"{path}.{k}" if path else str(k)) for k, v in value.items()})
+        return Record._trusted({_key(k): normalize(v, f"{path}.{k}" if path else str(k), level + 1)
+                                for k, v in value.items()})
     if isinstance(value, (list, tuple)):
-        items = [normalize(v, f"{path}[{i}]") for i, v in enumerate(value)]
+        items = [normalize(v, f"{path}[{i}]", level + 1) for i, v in enumerate(value)]
         return items if isinstance(value, list) else tuple(items)
     raise TypeError(
         f"record field '{path}': cannot store a {type(value).__name__}; records hold records/dicts, "
         "ParamRecord, TensorData, None, bool, int, float, str and lists/tuples of these"
     )
+
+
+def _too_deep(path: str) -> "RecordError":
+    shown = path if len(path) <= 80 else path[:60] + " ... " + path[-15:]
+    return RecordError(f"record field '{shown}': records nest at most {MAX_DEPTH} levels deep "
+                       "(records, lists and tuples each count one)")
+
+
+def _depth_below(children: Any) -> int:
+    """The deepest nesting among already-normalised `children`."""
+    deepest = 0
+    for node in children:
+        if isinstance(node, Record):
+            deepest = max(deepest, node._depth)
+        elif isinstance(node, (list, tuple)):
+            deepest = max(deepest, _depth_below(node) + 1)
+    return deepest
 
 
 def tensor_equal(a: TensorData, b: TensorData) -> bool:

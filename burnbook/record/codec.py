@@ -41,7 +41,7 @@ import numpy as np
 
 from burnbook.tensor import TensorData
 
-from .base import DTYPES, ParamRecord, Record, RecordError, dtype_name
+from .base import DTYPES, MAX_DEPTH, ParamRecord, Record, RecordError, dtype_name
 from .precision import PrecisionSettings, precision_settings
 
 FORMAT = "burnbook-record"
@@ -83,7 +83,7 @@ def decode(data: bytes, encoding: str) -> Any:
                               max_array_len=n, max_map_len=n, max_ext_len=n)
     _check_header(doc, encoding)
     item = doc["item"]
-    return _from_bin(item, "") if encoding == "bin" else _from_tagged(item, "", encoding == "json")
+    return _from_bin(item, "", 1) if encoding == "bin" else _from_tagged(item, "", encoding == "json", 1)
 
 
 def _check_header(doc: Any, encoding: str) -> None:
@@ -229,26 +229,37 @@ def _plain(node: Any, path: str) -> Any:
     raise RecordError(f"unexpected {type(node).__name__} value at {_where(path)}")
 
 
+def _check_depth(depth: int, path: str) -> None:
+    """Refuse a record, list or tuple nested deeper than `MAX_DEPTH` (`depth`
+    counts them from the item, which is 1)."""
+    if depth > MAX_DEPTH:
+        shown = path if len(path) <= 80 else path[:60] + " ... " + path[-15:]
+        raise RecordError(f"{_where(shown)}: the record nests {depth} levels deep; records nest at most "
+                          f"{MAX_DEPTH} levels (records, lists and tuples each count one)")
+
+
 def _fields(node: Any, names: tuple[str, ...], what: str, path: str) -> list[Any]:
     if not isinstance(node, dict) or set(node) != set(names):
         raise RecordError(f"{_where(path)}: a {what} must be a map of {', '.join(names)}")
     return [node[n] for n in names]
 
 
-def _from_tagged(node: Any, path: str, json_values: bool) -> Any:
+def _from_tagged(node: Any, path: str, json_values: bool, depth: int) -> Any:
     if isinstance(node, dict):
         if len(node) == 1 and next(iter(node)) in _TAGS:
             tag, body = next(iter(node.items()))
             if tag == "$tuple":
                 if not isinstance(body, list):
                     raise RecordError(f"{_where(path)}: a $tuple must hold an array")
-                return tuple(_from_tagged(v, f"{path}[{i}]", json_values) for i, v in enumerate(body))
+                _check_depth(depth, path)
+                return tuple(_from_tagged(v, f"{path}[{i}]", json_values, depth + 1) for i, v in enumerate(body))
             if tag == "$param":
                 ident, tensor = _fields(body, ("id", "tensor"), "$param", path)
                 if not isinstance(ident, str):
                     raise RecordError(f"{_where(path)}: a parameter id must be a string")
                 return ParamRecord(ident, _tagged_tensor(tensor, path, json_values))
             return _tagged_tensor(body, path, json_values)
+        _check_depth(depth, path)
         fields = {}
         for key, value in node.items():
             if not isinstance(key, str):
@@ -257,10 +268,11 @@ def _from_tagged(node: Any, path: str, json_values: bool) -> Any:
                 if not key.startswith("$$"):
                     raise RecordError(f"{_where(path)}: unknown tag {key!r}")
                 key = key[1:]
-            fields[key] = _from_tagged(value, _join(path, key), json_values)
+            fields[key] = _from_tagged(value, _join(path, key), json_values, depth + 1)
         return Record._trusted(fields)
     if isinstance(node, list):
-        return [_from_tagged(v, f"{path}[{i}]", json_values) for i, v in enumerate(node)]
+        _check_depth(depth, path)
+        return [_from_tagged(v, f"{path}[{i}]", json_values, depth + 1) for i, v in enumerate(node)]
     return _plain(node, path)
 
 
@@ -272,16 +284,18 @@ def _tagged_tensor(body: Any, path: str, json_values: bool) -> TensorData:
     return _tensor(stored, orig, shape, content, None, path)
 
 
-def _from_bin(node: Any, path: str) -> Any:
+def _from_bin(node: Any, path: str, depth: int) -> Any:
     if isinstance(node, dict):
+        _check_depth(depth, path)
         fields = {}
         for key, value in node.items():
             if not isinstance(key, str):
                 raise RecordError(f"{_where(path)}: field names must be strings, found {key!r}")
-            fields[key] = _from_bin(value, _join(path, key))
+            fields[key] = _from_bin(value, _join(path, key), depth + 1)
         return Record._trusted(fields)
     if isinstance(node, list):
-        return [_from_bin(v, f"{path}[{i}]") for i, v in enumerate(node)]
+        _check_depth(depth, path)
+        return [_from_bin(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(node)]
     if isinstance(node, msgpack.ExtType):
         payload = memoryview(node.data)
         if node.code == _EXT_TENSOR:
@@ -303,7 +317,8 @@ def _from_bin(node: Any, path: str) -> Any:
                                     max_array_len=n, max_map_len=n, max_ext_len=n)
             if not isinstance(items, list):
                 raise RecordError(f"{_where(path)}: a tuple must hold an array")
-            return tuple(_from_bin(v, f"{path}[{i}]") for i, v in enumerate(items))
+            _check_depth(depth, path)
+            return tuple(_from_bin(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(items))
         raise RecordError(f"{_where(path)}: unknown extension type {node.code}")
     return _plain(node, path)
 
