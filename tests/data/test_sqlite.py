@@ -7,6 +7,7 @@ import multiprocessing
 import os
 import sqlite3
 
+import msgpack
 import numpy as np
 import pytest
 
@@ -190,3 +191,129 @@ def test_data_loader_workers_read_an_open_sqlite_dataset(tmp_path):
               .num_workers(3).build(ds))
     names = [n for batch in loader for n in batch]
     assert names == [f"item-{i}" for i in loader.order(0)]
+
+
+# ---------------------------------------------------------------------------
+# damaged and foreign files: DatasetError / DatasetNotFoundError naming the place
+
+
+def _ext(*payload) -> bytes:
+    return msgpack.packb(msgpack.ExtType(1, msgpack.packb(list(payload) if len(payload) != 1
+                                                           else payload[0], use_bin_type=True)))
+
+
+_GOOD = encode_item({"image": np.zeros((2, 2), np.float32), "label": 3})
+
+_CORRUPT = {
+    "reserved byte (msgpack FormatError)": b"\xc1",
+    "nested 2000 deep (msgpack StackError)": b"\x91" * 2000 + b"\x00",
+    "truncated": _GOOD[:-3],
+    "trailing bytes": _GOOD + b"\x00",
+    "empty": b"",
+    "array bytes do not fill the shape": _ext("<f4", [5, 5], b"\x00" * 8),
+    "array of Python objects": _ext("|O", [1], b"\x00" * 8),
+    "unknown dtype": _ext("zz", [1], b"\x00"),
+    "array payload not a list": _ext(5),
+    "unknown extension type": msgpack.packb(msgpack.ExtType(7, b"x")),
+}
+
+
+@pytest.mark.parametrize("blob", list(_CORRUPT.values()), ids=list(_CORRUPT))
+def test_a_corrupt_item_names_the_file_split_and_row(tmp_path, blob):
+    from burnbook.data.dataset.base import DatasetError
+
+    path = _write(tmp_path / "d.db")
+    with sqlite3.connect(path) as conn:
+        conn.execute('UPDATE "test" SET item = ? WHERE row_id = 7', (blob,))
+    conn.close()
+    ds = SqliteDataset(path, "test")
+    with pytest.raises(DatasetError, match=r"d\.db: split 'test', row 7: the item's \d+ bytes do not decode"):
+        ds[7]
+    assert isinstance(DatasetError("x"), ValueError)
+    assert ds[6]["name"] == "item-6" and ds[8]["name"] == "item-8"  # the rest still reads
+
+
+def test_an_item_stored_as_text_is_a_dataset_error(tmp_path):
+    from burnbook.data.dataset.base import DatasetError
+
+    path = _write(tmp_path / "d.db")
+    with sqlite3.connect(path) as conn:
+        conn.execute('UPDATE "train" SET item = ? WHERE row_id = 2', ("hello",))
+    conn.close()
+    with pytest.raises(DatasetError, match=r"split 'train', row 2: the item is str, not a MessagePack blob"):
+        SqliteDataset(path)[2]
+
+
+def test_a_split_table_with_other_columns_names_table_found_and_expected(tmp_path):
+    from burnbook.data.dataset.base import DatasetError
+
+    path = _write(tmp_path / "d.db")
+    with sqlite3.connect(path) as conn:
+        conn.execute('CREATE TABLE "valid" (row_id INTEGER PRIMARY KEY, data BLOB, label INTEGER)')
+        conn.execute('INSERT INTO "valid" VALUES (0, x\'00\', 1)')
+    conn.close()
+    with pytest.raises(DatasetError, match=r"table of split 'valid' has columns \['row_id', 'data', 'label'\], "
+                                           r"expected \['row_id', 'item'\]"):
+        SqliteDataset(path, "valid")
+    assert SqliteDataset.splits(path) == ["test", "train", "valid"]
+    assert SqliteDataset(path, "train")[0]["name"] == "item-0"
+
+
+@pytest.mark.parametrize("first, second", [("Train", "train"), ("train", "TRAIN"), ("a.b", "A.B")])
+def test_splits_differing_only_in_case_are_refused_before_anything_is_lost(tmp_path, first, second):
+    from burnbook.data.dataset.base import DatasetError
+
+    path = tmp_path / "d.db"
+    writer = SqliteDatasetWriter(path)
+    writer.write({"x": 0}, split=first)
+    with pytest.raises(DatasetError, match=rf"split '{second}' collides with split '{first}'.*ignore case"):
+        writer.write({"x": 1}, split=second)
+    with pytest.raises(DatasetError, match="collides"):
+        writer.write_many([{"x": 2}], split=second)
+    assert writer.write({"x": 3}, split=first) == 1  # the writer carries on
+    writer.set_completed()
+    ds = SqliteDataset(path, first)
+    assert [item["x"] for item in ds] == [0, 3]
+    with pytest.raises(KeyError, match=rf"did you mean '{first}'"):
+        SqliteDataset(path, second)
+
+
+def test_a_collision_inside_a_with_block_keeps_the_old_file(tmp_path):
+    from burnbook.data.dataset.base import DatasetError
+
+    path = _write(tmp_path / "d.db")
+    with pytest.raises(DatasetError, match="collides"):
+        with SqliteDatasetWriter(path, overwrite=True) as writer:
+            writer.write({"x": 1}, split="Test")
+            writer.write({"x": 2}, split="test")
+    assert SqliteDataset(path, "test").len() == 10  # the file before the writer, intact
+    assert [p.name for p in tmp_path.iterdir()] == ["d.db"]
+
+
+@pytest.mark.parametrize("split", ["meta", "Meta", "META", "sqlite_x", "SQLITE_x"])
+def test_reserved_split_names_in_any_case(tmp_path, split):
+    with pytest.raises(ValueError, match="reserved"):
+        SqliteDatasetWriter(tmp_path / "d.db").write({}, split=split)
+
+
+def test_missing_file_is_dataset_not_found_and_is_not_created(tmp_path):
+    from burnbook.data.download import DatasetNotFoundError
+
+    missing = tmp_path / "nowhere" / "missing.db"
+    with pytest.raises(DatasetNotFoundError, match=r"no SQLite dataset at .*missing\.db: the path does not exist"):
+        SqliteDataset.splits(missing)
+    with pytest.raises(DatasetNotFoundError, match=r"missing\.db"):
+        SqliteDataset(missing, "train")
+    assert not missing.exists() and not missing.parent.exists()
+    with pytest.raises(DatasetNotFoundError, match="is a folder"):
+        SqliteDataset.splits(tmp_path)
+
+
+def test_splits_of_a_foreign_file_is_a_dataset_error(tmp_path):
+    from burnbook.data.dataset.base import DatasetError
+
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(b"not sqlite at all" * 100)
+    with pytest.raises(DatasetError, match=r"junk\.db is not a burnbook SQLite dataset"):
+        SqliteDataset.splits(junk)
+    assert junk.read_bytes() == b"not sqlite at all" * 100

@@ -23,6 +23,12 @@ from typing import Any, Generic, Iterator, TypeVar
 I = TypeVar("I")
 
 
+class DatasetError(ValueError):
+    """A dataset file that cannot be read as one: damaged items, a table of
+    the wrong shape, a foreign file. The message names the file and, where
+    known, the split and the row."""
+
+
 class Dataset(abc.ABC, Generic[I]):
     """Base class of datasets: subclasses implement `get` and `len`.
 

@@ -11,6 +11,13 @@ layout here, on the standard library's `sqlite3`:
   is one B-tree lookup) and `item BLOB` (the item as MessagePack, see
   `codec.py`).
 
+Split names are case-sensitive for burnbook but not for SQLite (table
+names ignore case), so a writer refuses `"Train"` next to `"train"` before
+writing anything. A file that cannot be read as a dataset (a foreign or
+damaged file, a split table with other columns, an item whose bytes do not
+decode) raises `DatasetError`, naming the file, the split and the row; a
+missing file raises `DatasetNotFoundError`, and nothing is created.
+
 The writer builds the file under a temporary name in the destination's
 folder and renames it into place on `set_completed()`, so a crash never
 leaves a half-written dataset where a reader would find it. Readers open the
@@ -30,14 +37,22 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+import msgpack
+
 from burnbook._atomic import _UMASK, _fsync_dir
 
-from .base import Dataset
+from ..download import DatasetNotFoundError
+from .base import Dataset, DatasetError
 from .codec import decode_item, encode_item
 
 FORMAT = "burnbook-sqlite-dataset"
 VERSION = "1"
 _SPLIT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
+_COLUMNS = ("row_id", "item")  # of every split table
+# What a damaged item blob raises while it decodes: msgpack's own errors, and
+# ValueError/TypeError/KeyError/IndexError from an array payload of the wrong form.
+_DECODE_ERRORS = (msgpack.UnpackException, ValueError, TypeError, KeyError, IndexError,
+                  OverflowError, RecursionError)
 _FLUSH_EVERY = 1024
 # Connections inherited through fork: kept referenced, never closed or used in
 # the child (SQLite forbids using a connection across fork).
@@ -45,7 +60,7 @@ _ABANDONED: list = []
 
 
 def _check_split(split: str) -> str:
-    if (not isinstance(split, str) or not _SPLIT.match(split) or split == "meta"
+    if (not isinstance(split, str) or not _SPLIT.match(split) or split.lower() == "meta"
             or split.lower().startswith("sqlite_")):
         raise ValueError(
             f"invalid split name {split!r}: use letters, digits, '_', '-' and '.', "
@@ -96,6 +111,12 @@ class SqliteDatasetWriter:
     def _ensure_split(self, split: str) -> None:
         if split not in self._counts:
             _check_split(split)
+            for other in self._counts:
+                if other.lower() == split.lower():
+                    raise DatasetError(
+                        f"{self.path}: split {split!r} collides with split {other!r}: SQLite table "
+                        "names ignore case, so splits must differ in more than case "
+                        "(this item was not written; the writer is unchanged)")
             self._live().execute(
                 f'CREATE TABLE "{split}" (row_id INTEGER PRIMARY KEY, item BLOB NOT NULL)')
             self._counts[split] = 0
@@ -173,15 +194,36 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(path.as_uri() + "?mode=ro", uri=True, check_same_thread=False)
 
 
+def _require_file(path: Path) -> None:
+    """A `DatasetNotFoundError` naming `path` unless it is a file (checked
+    first: SQLite would create a missing file, or fail without naming it)."""
+    if not path.is_file():
+        what = "is a folder, not" if path.is_dir() else "does not exist, so it holds no"
+        raise DatasetNotFoundError(f"no SQLite dataset at {path}: the path {what} an SQLite dataset file")
+
+
 def _read_meta(conn: sqlite3.Connection, path: Path) -> None:
     try:
-        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        rows = conn.execute("SELECT key, value FROM meta").fetchall()
+        meta = {row[0]: row[1] for row in rows}
     except sqlite3.DatabaseError as err:
-        raise ValueError(f"{path} is not a burnbook SQLite dataset ({err})") from None
+        raise DatasetError(f"{path} is not a burnbook SQLite dataset ({err})") from None
     if meta.get("format") != FORMAT:
-        raise ValueError(f"{path} is not a burnbook SQLite dataset (format {meta.get('format')!r})")
+        raise DatasetError(f"{path} is not a burnbook SQLite dataset (format {meta.get('format')!r})")
     if meta.get("version") != VERSION:
-        raise ValueError(f"{path}: dataset format version {meta.get('version')!r}, this burnbook reads {VERSION}")
+        raise DatasetError(f"{path}: dataset format version {meta.get('version')!r}, "
+                           f"this burnbook reads {VERSION}")
+
+
+def _check_columns(conn: sqlite3.Connection, path: Path, split: str) -> None:
+    """The split's table has the columns a reader queries, or a `DatasetError`
+    naming the table, the columns found and those expected."""
+    found = [row[1] for row in conn.execute(f'PRAGMA table_info("{split}")')]
+    if sorted(found) != sorted(_COLUMNS):
+        raise DatasetError(
+            f"{path}: the table of split {split!r} has columns {found}, expected "
+            f"{list(_COLUMNS)} (row_id INTEGER PRIMARY KEY, item BLOB); "
+            "it was not written by SqliteDatasetWriter")
 
 
 class SqliteDataset(Dataset):
@@ -198,13 +240,15 @@ class SqliteDataset(Dataset):
         self.split = _check_split(split)
         self.item_type = item_type
         self._local = threading.local()
-        if not self.path.is_file():
-            raise FileNotFoundError(f"no SQLite dataset at {self.path}")
+        _require_file(self.path)
         conn = self._connection()
         _read_meta(conn, self.path)
         splits = _splits(conn)
         if split not in splits:
-            raise KeyError(f"{self.path} has no split {split!r}; its splits are {splits}")
+            near = [s for s in splits if s.lower() == split.lower()]
+            hint = f" (split names are case-sensitive: did you mean {near[0]!r}?)" if near else ""
+            raise KeyError(f"{self.path} has no split {split!r}; its splits are {splits}{hint}")
+        _check_columns(conn, self.path, split)
         self._len = int(conn.execute(f'SELECT COUNT(*) FROM "{split}"').fetchone()[0])
 
     @classmethod
@@ -217,6 +261,7 @@ class SqliteDataset(Dataset):
     def splits(path: str | os.PathLike) -> list[str]:
         """The split names stored in the file at `path`, sorted."""
         path = Path(path).resolve()
+        _require_file(path)
         conn = _open_read_only(path)
         try:
             _read_meta(conn, path)
@@ -240,8 +285,16 @@ class SqliteDataset(Dataset):
         row = self._connection().execute(
             f'SELECT item FROM "{self.split}" WHERE row_id = ?', (int(index),)).fetchone()
         if row is None:
-            raise ValueError(f"{self.path}: split {self.split!r} has no row {index} (the file is damaged)")
-        value = decode_item(row[0])
+            raise DatasetError(f"{self.path}: split {self.split!r} has no row {index} (the file is damaged)")
+        if not isinstance(row[0], bytes):
+            raise DatasetError(f"{self.path}: split {self.split!r}, row {index}: the item is "
+                               f"{type(row[0]).__name__}, not a MessagePack blob (the file is damaged)")
+        try:
+            value = decode_item(row[0])
+        except _DECODE_ERRORS as err:
+            detail = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
+            raise DatasetError(f"{self.path}: split {self.split!r}, row {index}: the item's "
+                               f"{len(row[0])} bytes do not decode ({detail}); the file is damaged") from err
         if self.item_type is None:
             return value
         return self.item_type(**value) if isinstance(value, dict) else self.item_type(value)
