@@ -5,14 +5,14 @@ Sub-modules: `base` (Dataset), `in_memory`, `sqlite`, `transform`,
 `vision` (MNIST), `source` (Hugging Face).
 """
 
-from .base import Dataset, as_dataset
+from .base import Dataset, DatasetError, as_dataset
 from .in_memory import InMemDataset
 from .sqlite import SqliteDataset, SqliteDatasetWriter
 from .transform import (ComposedDataset, MapperDataset, PartialDataset, SamplerDataset,
                         ShuffledDataset, WindowsDataset, set_epoch, split)
 
 __all__ = [
-    "Dataset", "as_dataset", "InMemDataset", "SqliteDataset", "SqliteDatasetWriter",
+    "Dataset", "DatasetError", "as_dataset", "InMemDataset", "SqliteDataset", "SqliteDatasetWriter",
     "SamplerDataset", "ShuffledDataset", "PartialDataset", "MapperDataset", "ComposedDataset",
     "WindowsDataset", "split", "set_epoch",
 ]
