@@ -5,6 +5,12 @@ fields, a `new` constructor, `from_file`/`default` loaders and `forward`.
 Weights never appear in the source: each layer or `Param` field is built
 with placeholder values in `new`, and `weights` maps its parameter path
 (`conv1.weight`) to the ONNX values, which `modelgen` writes as a record.
+
+Text from the ONNX file reaches the source by two roads only: `identifier`
+(names of fields and variables) and `quote` (string literals, docstrings
+included). Nothing else interpolates a file string, and no file string is
+ever placed inside a triple-quoted docstring or a comment; `guard` then
+checks the finished source before anything runs or is written.
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from burnbook.module import Module
 
 from .graph import Graph, OnnxImportError, Value
 
@@ -35,6 +43,16 @@ def identifier(name: str, fallback: str = "value") -> str:
 
 # names the generated module uses itself; a graph value must not shadow them
 _RESERVED = {"self", "cls", "device", "backend", "nn", "activation", "onnx_ops", "input"} | set(dir(builtins))
+# a field must not hide a method of Module or of the generated class
+_MODULE_NAMES = {n for n in dir(Module) if not n.startswith("_")} | {"new", "from_file", "default", "forward"}
+
+
+def quote(text: str) -> str:
+    """A Python string literal holding `text`, safe anywhere an expression
+    or a docstring may stand: `ascii()` escapes every quote, backslash,
+    control character, line break (of any kind) and non-ASCII character, so
+    the literal is one line of printable ASCII whatever the file held."""
+    return ascii(str(text))
 
 
 def literal(value: Any) -> str:
@@ -93,6 +111,8 @@ class Lowering:
     # -- values ----------------------------------------------------------------------
     def value(self, name: str) -> Value:
         v = self.graph.values.get(name)
+        if v is not None and v.kind is None and v.dtype is not None:
+            raise OnnxImportError(f"value {name!r} holds {v.dtype} elements, which burnbook tensors cannot hold")
         if v is None or v.kind is None or v.rank is None:
             what = "its type" if v is None or v.kind is None else "its rank"
             raise OnnxImportError(f"cannot tell {what} of value {name!r}; run onnx shape inference on the model")
@@ -126,7 +146,9 @@ class Lowering:
             raise OnnxImportError(f"value {name!r} is used before any node produces it")
         v = self.value(name)
         shape = list(arr.shape) or [1]
-        field = self.new_name(identifier(name, "const"))
+        base = identifier(name, "const")
+        # a field named like a Module method would hide it on the instance
+        field = self.new_name(base + "_" if base in _MODULE_NAMES else base)
         grad = "" if v.kind == "Float" else ", require_grad=False"
         kind = "" if v.kind == "Float" else f", {v.kind}"
         self.add_field(field, "Param", f"Param(Tensor[B, {len(shape)}{kind}].zeros({shape}, device){grad})",
@@ -217,7 +239,7 @@ from pathlib import Path
 from typing import Any
 
 {imports}
-RECORD_NAME = {record!r}
+RECORD_NAME = {record}
 '''
 
 
@@ -242,11 +264,14 @@ def _imports(body: str) -> str:
 
 
 def module_source(low: Lowering, class_name: str, inputs: list[str], outputs: list[str], doc: str,
-                  record_name: str) -> str:
-    """The generated module's source text."""
+                  record_name: str, source: str = "") -> str:
+    """The generated module's source text. `doc` (the module docstring) is
+    the generator's own text; `source` (the ONNX file's name, from outside
+    the program) and everything from the graph go through `quote`."""
     graph = low.graph
     out: list[str] = [f"class {class_name}(Module):"]
-    out.append(f'    """Imported from ONNX graph {graph.name!r} (opset {graph.opset})."""')
+    origin = f" of {source}" if source else ""
+    out.append(f"    {quote(f'Imported from ONNX graph {graph.name!r}{origin} (opset {graph.opset}).')}")
     out.append("")
     for f in low.fields:
         out.append(f"    {f.name}: {f.annotation}")
@@ -288,14 +313,15 @@ def module_source(low: Lowering, class_name: str, inputs: list[str], outputs: li
     ret = "Tensor" if len(outputs) == 1 else "tuple"
     out.append(f"    def forward(self{', ' if sig else ''}{sig}) -> {ret}:")
     shapes = ", ".join(f"{low.names[i]} {_shape_text(graph.values[i])}" for i in inputs)
-    out.append(f'        """{shapes} -> {", ".join(_shape_text(graph.values[o]) for o in outputs)}."""'
+    # dims may be symbolic names from the file, hence quote()
+    out.append(f'        {quote(shapes + " -> " + ", ".join(_shape_text(graph.values[o]) for o in outputs) + ".")}'
                if shapes else '        """Computes the graph\'s outputs."""')
     for line in low.lines:
         out.append(f"        {line}")
     results = [low.names[o] if o in low.names else low.var(o) for o in outputs]
     out.append(f"        return {', '.join(results)}" if len(results) > 1 else f"        return {results[0]}")
     body = "\n".join(out) + "\n"
-    header = HEADER.format(doc=doc, record=record_name, imports=_imports(body)).lstrip("\n")
+    header = HEADER.format(doc=doc, record=quote(record_name), imports=_imports(body)).lstrip("\n")
     return header + "\n\n" + body
 
 

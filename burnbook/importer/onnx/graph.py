@@ -174,12 +174,14 @@ def parse(model: Any) -> Graph:
     )
 
 
-def _kind_of_array(arr: np.ndarray) -> tuple[str, str]:
+def _kind_of_array(arr: np.ndarray) -> tuple[str | None, str]:
     if arr.dtype == np.bool_:
         return "Bool", "bool"
-    if arr.dtype.kind in "iu":
+    if arr.dtype.kind in "iu" or arr.dtype.name.startswith(("int", "uint")):  # ml_dtypes' int4 is kind "V"
         return "Int", arr.dtype.name
-    return "Float", arr.dtype.name
+    if arr.dtype.kind == "f" or arr.dtype.name.startswith(("float", "bfloat")):
+        return "Float", arr.dtype.name
+    return None, "string" if arr.dtype.kind in "OSU" else arr.dtype.name  # no burnbook kind
 
 
 def _constant_value(node: Any) -> np.ndarray | None:

@@ -82,10 +82,10 @@ def check_graph(graph: Graph) -> list[str]:
         if entry is None:
             missing[node.op_type] = missing.get(node.op_type, 0) + 1
             continue
+        wrong_types = _attribute_type_problems(node, graph.opset)
         checker = entry[1]
-        if checker is not None:
-            for p in checker(graph, node, attrs(node)):
-                problems.append(f"node {node.name or node.output[0]!r}: {p}")
+        for p in wrong_types or (checker(graph, node, attrs(node)) if checker is not None else []):
+            problems.append(f"node {node.name or node.output[0]!r}: {p}")
     for name in graph.inputs + graph.outputs:
         v = graph.values.get(name)
         if v is None or v.kind is None:
@@ -94,6 +94,26 @@ def check_graph(graph: Graph) -> list[str]:
     if missing:
         listed = ", ".join(f"{k} (x{n})" if n > 1 else k for k, n in sorted(missing.items()))
         problems.insert(0, f"unsupported operators: {listed}")
+    return problems
+
+
+def _attribute_type_problems(node: Any, opset: int) -> list[str]:
+    """Attributes whose type is not the one the operator's ONNX schema
+    declares (a string where an int belongs, say): the emitters read each
+    attribute as its declared type and never see such a value."""
+    from onnx import AttributeProto, defs
+
+    try:
+        schema = defs.get_schema(node.op_type, opset, "")
+    except Exception:  # no schema at this opset: the emitter's own checks decide
+        return []
+    problems = []
+    for a in node.attribute:
+        declared = schema.attributes.get(a.name)
+        if declared is not None and int(a.type) != int(declared.type):
+            got = AttributeProto.AttributeType.Name(a.type)
+            problems.append(f"attribute {a.name!r} is {got}, the ONNX spec of {node.op_type} says "
+                            f"{declared.type.name}")
     return problems
 
 

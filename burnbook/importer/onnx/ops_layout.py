@@ -139,7 +139,8 @@ def _unsqueeze(low: Lowering, node: Any, a: dict) -> None:
 @op("Shape")
 def _shape(low: Lowering, node: Any, a: dict) -> None:
     x = node.input[0]
-    start, end = a.get("start", 0), a.get("end")
+    start, end = int(a.get("start", 0)), a.get("end")
+    end = None if end is None else int(end)
     args = f"{low.var(x)}, {start}" + (f", {end}" if end is not None else "") + \
         (f", rank={low.rank(x)}" if low.rank(x) == 0 else "")
     low.bind(node, f"onnx_ops.shape({args})", "shape")

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .codegen import Lowering, literal
+from .codegen import Lowering, literal, quote
 from .graph import Graph, elem_info
 from .ops import axes_of, axes_source, inp, literal_list, op
 
@@ -37,7 +37,7 @@ def _leaky_relu(low: Lowering, node: Any, a: dict) -> None:
 
 def _check_gelu(graph: Graph, node: Any, a: dict) -> list[str]:
     approx = a.get("approximate", b"none")
-    approx = approx.decode() if isinstance(approx, bytes) else approx
+    approx = approx.decode(errors="replace") if isinstance(approx, bytes) else approx
     return [] if approx in ("none", "tanh") else [f"Gelu approximate={approx!r}"]
 
 
@@ -57,7 +57,7 @@ def _gelu(low: Lowering, node: Any, a: dict) -> None:
 @op("Softmax", "LogSoftmax")
 def _softmax(low: Lowering, node: Any, a: dict) -> None:
     fn = "softmax" if node.op_type == "Softmax" else "log_softmax"
-    low.bind(node, f"activation.{fn}({low.var(node.input[0])}, {a.get('axis', -1)})", fn)
+    low.bind(node, f"activation.{fn}({low.var(node.input[0])}, {int(a.get('axis', -1))})", fn)
 
 
 _BINARY = {"Add": "+", "Sub": "-", "Mul": "*", "Div": "/"}
@@ -156,9 +156,17 @@ def _clip(low: Lowering, node: Any, a: dict) -> None:
 _CAST_KIND = {"Float": "float", "Int": "int", "Bool": "bool"}
 
 
+_ROUND_MODES = ("up", "down", "nearest")
+
+
 def _check_cast(graph: Graph, node: Any, a: dict) -> list[str]:
     info = elem_info(a.get("to", 1))
-    return [] if info else [f"Cast to element type {a.get('to')}"]
+    problems = [] if info else [f"Cast to element type {a.get('to')}"]
+    mode = a.get("round_mode", b"up")
+    mode = mode.decode(errors="replace") if isinstance(mode, bytes) else mode
+    if mode not in _ROUND_MODES:
+        problems.append(f"Cast round_mode={mode!r} (ONNX defines {', '.join(_ROUND_MODES)})")
+    return problems
 
 
 @op("Cast", check=_check_cast)
@@ -173,10 +181,10 @@ def _cast(low: Lowering, node: Any, a: dict) -> None:
         mode = a.get("round_mode", b"up")
         mode = mode.decode() if isinstance(mode, bytes) else mode
         if dtype == "float8_e8m0fnu":
-            sat += f", round_mode={mode!r}"
-        expr = f"onnx_ops.round_float({expr}, {dtype!r}{sat})"
+            sat += f", round_mode={quote(mode)}"
+        expr = f"onnx_ops.round_float({expr}, {quote(dtype)}{sat})"
     elif kind == "Int" and dtype != "int64" and (src.kind != "Int" or src.dtype != dtype):
-        expr = f"onnx_ops.wrap_int({expr}, {dtype!r})"
+        expr = f"onnx_ops.wrap_int({expr}, {quote(dtype)})"
     if expr == x:
         low.alias(node, x)
     else:
@@ -290,4 +298,4 @@ def _reduce(low: Lowering, node: Any, a: dict) -> None:
         low.bind(node, expr, f"reduce_{fn}")
         return
     noop_arg = ", noop_with_empty_axes=True" if noop else ""
-    low.bind(node, f"onnx_ops.reduce({low.var(x)}, {fn!r}, {axes}, {keep}, {rank}{noop_arg})", f"reduce_{fn}")
+    low.bind(node, f"onnx_ops.reduce({low.var(x)}, {quote(fn)}, {axes}, {keep}, {rank}{noop_arg})", f"reduce_{fn}")

@@ -24,9 +24,17 @@ def _spatial(graph: Graph, node: Any, a: dict) -> int | None:
     return None if x is None or x.rank is None else x.rank - 2
 
 
+_AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
+
+
 def _auto_pad(a: dict) -> str:
     v = a.get("auto_pad", b"NOTSET")
-    return v.decode() if isinstance(v, bytes) else v
+    return v.decode(errors="replace") if isinstance(v, bytes) else v
+
+
+def _auto_pad_problems(node: Any, a: dict) -> list[str]:
+    mode = _auto_pad(a)
+    return [] if mode in _AUTO_PADS else [f"{node.op_type} auto_pad={mode!r} (ONNX defines {', '.join(_AUTO_PADS)})"]
 
 
 def _pads(low: Lowering, node: Any, a: dict, kernel: list, strides: list, dilations: list) -> list[int]:
@@ -48,7 +56,7 @@ def _pads(low: Lowering, node: Any, a: dict, kernel: list, strides: list, dilati
 
 def _check_conv(graph: Graph, node: Any, a: dict) -> list[str]:
     n = _spatial(graph, node, a)
-    problems = []
+    problems = _auto_pad_problems(node, a)
     if n not in (1, 2):
         problems.append(f"{node.op_type} with {n} spatial dims (1-D and 2-D are supported)")
     if _auto_pad(a) in ("SAME_UPPER", "SAME_LOWER"):
@@ -67,9 +75,9 @@ def _conv(low: Lowering, node: Any, a: dict) -> None:
     wname, bname = node.input[1], inp(node, 2)
     wshape = low.shape(wname)
     n = len(a.get("kernel_shape", wshape[2:] if wshape else [])) or low.rank(node.input[0]) - 2
-    kernel = list(a.get("kernel_shape", wshape[2:] if wshape else []))
-    strides = list(a.get("strides", [1] * n))
-    dil = list(a.get("dilations", [1] * n))
+    kernel = [int(v) for v in a.get("kernel_shape", wshape[2:] if wshape else [])]
+    strides = [int(v) for v in a.get("strides", [1] * n)]
+    dil = [int(v) for v in a.get("dilations", [1] * n)]
     groups = int(a.get("group", 1))
     pads = _pads(low, node, a, kernel, strides, dil)
     sym = pads[:n] == pads[n:]
@@ -126,12 +134,12 @@ def _bind_conv_layer(low: Lowering, node: Any, kind: str, ann: str, cfg: str, gr
 def _conv_transpose(low: Lowering, node: Any, a: dict) -> None:
     wname, bname = node.input[1], inp(node, 2)
     wshape = low.shape(wname)
-    kernel = list(a.get("kernel_shape", wshape[2:]))
+    kernel = [int(v) for v in a.get("kernel_shape", wshape[2:])]
     n = len(kernel)
-    strides = list(a.get("strides", [1] * n))
-    dil = list(a.get("dilations", [1] * n))
+    strides = [int(v) for v in a.get("strides", [1] * n)]
+    dil = [int(v) for v in a.get("dilations", [1] * n)]
     groups = int(a.get("group", 1))
-    out_pad = list(a.get("output_padding", [0] * n))
+    out_pad = [int(v) for v in a.get("output_padding", [0] * n)]
     mode = _auto_pad(a)
     if "output_shape" in a or mode in ("SAME_UPPER", "SAME_LOWER"):
         dims = low.shape(node.input[0])[2:]
@@ -186,7 +194,7 @@ def _conv_transpose(low: Lowering, node: Any, a: dict) -> None:
 
 
 def _check_pool(graph: Graph, node: Any, a: dict) -> list[str]:
-    problems = []
+    problems = _auto_pad_problems(node, a)
     if node.op_type == "MaxPool" and len(node.output) > 1 and node.output[1] and len(a.get("kernel_shape", [])) != 2:
         problems.append("MaxPool's Indices output for a pool that is not 2-D")
     if _auto_pad(a) in ("SAME_UPPER", "SAME_LOWER"):
