@@ -101,8 +101,11 @@ def _clamp(p, lo, hi):
 
 
 def _int_div(a, b):
-    # Truncate toward zero as Burn (and C, Rust) do; NumPy floors.
-    q = np.floor_divide(a, b)
+    # Truncate toward zero as Burn (and C, Rust) do; NumPy floors. The tensor
+    # layer refuses zero divisors; INT64_MIN / -1 wraps, like every i64
+    # overflow, so only NumPy's overflow warning is silenced.
+    with np.errstate(over="ignore"):
+        q = np.floor_divide(a, b)
     fix = (q < 0) & (q * b != a)
     return q + fix
 
@@ -198,7 +201,8 @@ class NdArray(NdArrayModuleOps, Backend):
 
     @staticmethod
     def float_cast(p, dtype):
-        return p.astype(dtype)
+        with np.errstate(over="ignore"):  # beyond f16's range is inf, as IEEE casts give
+            return p.astype(dtype)
 
     # -- layout --------------------------------------------------------------
     @staticmethod
@@ -315,6 +319,8 @@ class NdArray(NdArrayModuleOps, Backend):
 
     @staticmethod
     def float_mean_dim(p, dim):
+        if p.shape[dim] == 0:  # the mean of nothing is NaN, without NumPy's "empty slice" warning
+            return np.full(p.shape[:dim] + (1,) + p.shape[dim + 1:], np.nan, dtype=p.dtype)
         return p.mean(axis=dim, keepdims=True)
 
     @staticmethod

@@ -11,7 +11,6 @@ data access and layout ops; `numeric.py` and `floatops.py` add the rest.
 from __future__ import annotations
 
 import math
-import operator
 import types
 from typing import Any, Sequence
 
@@ -19,7 +18,7 @@ import numpy as np
 
 from burnbook.backend.base import FLOAT_OPS, Backend, broadcast_shape
 from . import display
-from .data import Shape, TensorData, flatten_nested
+from .data import Shape, TensorData, as_dims, coerce_array, flatten_nested
 from .distribution import Distribution
 from .kind import Bool, DType, Float, Int, Kind
 
@@ -67,11 +66,7 @@ class hybridmethod:
 
 
 def _as_shape(shape, rank: int | None, op: str) -> tuple:
-    if isinstance(shape, (int, np.integer)):
-        shape = (int(shape),)
-    dims = tuple(int(s) for s in shape)
-    if any(s < 0 for s in dims):
-        raise ValueError(f"{op}: negative size in shape {list(dims)}")
+    dims = tuple(as_dims(shape, op))
     if rank is not None and len(dims) != rank:
         raise ValueError(f"{op}: shape {list(dims)} has rank {len(dims)}, the tensor type has rank {rank}")
     return dims
@@ -143,7 +138,9 @@ class TensorBase:
         return t
 
     def _dim(self, dim: int, op: str = "dim") -> int:
-        d = operator.index(dim)
+        if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+            raise TypeError(f"{op}: dim must be an int, got {dim!r} ({type(dim).__name__})")
+        d = int(dim)
         if d < 0:
             d += self._D
         if not 0 <= d < self._D:
@@ -199,10 +196,7 @@ class TensorBase:
                 f"expected rank {cls._D}"
             )
         kind = cls._K
-        if kind is Float and array.dtype.kind not in "fiub":
-            raise TypeError(f"{cls.__name__}: cannot make Float data from {array.dtype} values")
-        if array.dtype != kind.default_dtype:
-            array = array.astype(kind.default_dtype)
+        array = coerce_array(array, kind.default_dtype, f"{cls.__name__}.from_data")
         return cls._wrap(getattr(cls._B, kind.prefix + "_from_data")(array, cls._device(device)))
 
     @classmethod

@@ -2,9 +2,46 @@
 
 from __future__ import annotations
 
+import numbers
 from typing import Iterable, Sequence
 
 import numpy as np
+
+
+class ValueRangeError(OverflowError, ValueError):
+    """A number does not fit the element type it is meant for (2**64 in an
+    i64 tensor, NaN in an Int tensor). Both an `OverflowError` and a
+    `ValueError`, so either `except` catches it."""
+
+
+def as_dim(value, op: str, arg: str = "shape", allow: tuple[int, ...] = ()) -> int:
+    """`value` as a size: a non-negative Python or NumPy int (bool refused,
+    it is almost always a mistake). `allow` lists sentinels such as -1."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{op}: {arg} must be a non-negative int, got {value!r} ({type(value).__name__})")
+    value = int(value)
+    if value < 0 and value not in allow:
+        hint = f" ({' or '.join(map(str, allow))} allowed)" if allow else ""
+        raise ValueError(f"{op}: {arg} must be a non-negative int{hint}, got {value}")
+    return value
+
+
+def as_dims(shape, op: str, arg: str = "shape", allow: tuple[int, ...] = ()) -> list[int]:
+    """A shape (a sequence of sizes, or one int) as a list of ints; floats,
+    strings and negative sizes are refused with the offending value named."""
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, (bool, np.bool_)):
+        return [as_dim(shape, op, arg, allow)]
+    if isinstance(shape, (str, bytes)) or not isinstance(shape, Iterable):
+        raise TypeError(f"{op}: {arg} must be a list of ints, got {shape!r} ({type(shape).__name__})")
+    dims = list(shape)
+    for i, d in enumerate(dims):
+        if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)):
+            raise TypeError(f"{op}: {arg} {dims!r} holds {d!r} ({type(d).__name__}) at position {i}; sizes are ints")
+        if d < 0 and d not in allow:
+            hint = f" ({' or '.join(map(str, allow))} allowed)" if allow else ""
+            raise ValueError(f"{op}: {arg} {[int(x) for x in dims]} has the negative size {int(d)} "
+                             f"at position {i}{hint}")
+    return [int(d) for d in dims]
 
 
 class Shape:
@@ -14,8 +51,8 @@ class Shape:
 
     def __init__(self, *dims) -> None:
         if len(dims) == 1 and not isinstance(dims[0], (int, np.integer)):
-            dims = tuple(dims[0])
-        self.dims = [int(d) for d in dims]
+            dims = dims[0]
+        self.dims = as_dims(dims, "Shape")
 
     def num_elements(self) -> int:
         n = 1
@@ -67,7 +104,7 @@ class TensorData:
         if array.dtype == object:
             raise TypeError("TensorData: values must be numbers or booleans, not mixed Python objects")
         if shape is not None:
-            shape = tuple(int(s) for s in shape)
+            shape = tuple(as_dims(shape, "TensorData"))
             if array.size != int(np.prod(shape, dtype=np.int64)):
                 raise ValueError(
                     f"TensorData: {array.size} values do not fill shape {list(shape)} "
@@ -143,11 +180,89 @@ class TensorData:
 
 
 def flatten_nested(values: Iterable) -> np.ndarray:
-    """A NumPy array from nested Python lists, with a clear error when ragged."""
+    """A NumPy array from nested Python lists, with a clear error when ragged.
+
+    Ints too large for any NumPy integer (2**64) give an object array of
+    Python numbers; `coerce_array` then converts or refuses them by kind."""
     try:
         array = np.array(values)
     except ValueError as err:
-        raise ValueError(f"tensor data is ragged (rows of different lengths): {err}") from None
+        if "inhomogeneous" in str(err):
+            raise ValueError(f"tensor data is ragged (rows of different lengths): {err}") from None
+        raise ValueError(f"tensor data cannot be read as numbers: {err}") from None
     if array.dtype == object:
-        raise ValueError("tensor data is ragged (rows of different lengths) or holds non-numbers")
+        _check_numbers(array)
     return array
+
+
+def _check_numbers(array: np.ndarray) -> None:
+    for index, v in np.ndenumerate(array):
+        if not isinstance(v, numbers.Number) or isinstance(v, complex):
+            kind = "a sequence (the rows are ragged)" if isinstance(v, (list, tuple)) else type(v).__name__
+            raise TypeError(f"tensor data holds {v!r}, {kind}, at index {list(index)}; "
+                            "tensor data must be numbers or booleans")
+
+
+def _first(array: np.ndarray, bad: np.ndarray) -> tuple:
+    index = tuple(int(i) for i in np.argwhere(bad)[0])
+    return array[index], list(index)
+
+
+def coerce_array(array: np.ndarray, dtype, where: str) -> np.ndarray:
+    """`array` converted to `dtype` (f32, i64, bool...), refusing what a cast
+    would change silently: strings and other non-numbers for every dtype, and
+    for integer dtypes NaN, inf and values outside the dtype's range (NumPy
+    would give INT64_MIN for NaN and wrap 2**64-1 to -1). Finite floats in
+    range are truncated toward zero, as Burn's `convert` does."""
+    dtype = np.dtype(dtype)
+    if array.dtype == dtype:
+        return array
+    if array.dtype == object:
+        _check_numbers(array)
+        if dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            for index, v in np.ndenumerate(array):
+                if isinstance(v, (float, np.floating)) and not np.isfinite(v):
+                    raise ValueRangeError(f"{where}: {v} at index {list(index)} has no {_name(dtype)} value")
+                if not info.min <= int(v) <= info.max:
+                    raise ValueRangeError(f"{where}: {v} at index {list(index)} is outside the range of "
+                                          f"{_name(dtype)} [{info.min}, {info.max}]")
+            return np.array([int(v) for v in array.reshape(-1)], dtype=dtype).reshape(array.shape)
+        try:
+            return np.array([float(v) for v in array.reshape(-1)], dtype=dtype).reshape(array.shape)
+        except OverflowError:
+            big = next(v for v in array.reshape(-1) if abs(v) > np.finfo(np.float64).max)
+            raise ValueRangeError(f"{where}: {big} is too large for any float dtype") from None
+    if array.dtype.kind not in "biuf":
+        sample = array.reshape(-1)[0].item() if array.size else ""
+        raise TypeError(f"{where}: cannot make {_name(dtype)} data from {array.dtype} values "
+                        f"such as {sample!r}; pass numbers")
+    if dtype.kind in "iu" and array.dtype.kind in "fiu" and array.size:
+        info = np.iinfo(dtype)
+        if array.dtype.kind == "f":
+            bad = ~np.isfinite(array)
+            if bad.any():
+                v, index = _first(array, bad)
+                raise ValueRangeError(f"{where}: {v} at index {index} has no {_name(dtype)} value")
+            # float(max) + 1 is the power of two just past the range (2.0**63
+            # for i64), exact in every float dtype.
+            bad = (array < float(info.min)) | (array >= float(info.max) + 1)
+        else:
+            bad = (array < info.min) if np.iinfo(array.dtype).min < info.min else None
+            if np.iinfo(array.dtype).max > info.max:
+                over = array > info.max
+                bad = over if bad is None else bad | over
+        if bad is not None and bad.any():
+            v, index = _first(array, bad)
+            raise ValueRangeError(f"{where}: {v} at index {index} is outside the range of "
+                                  f"{_name(dtype)} [{info.min}, {info.max}]")
+    if dtype.kind == "f":
+        with np.errstate(over="ignore"):  # f64 beyond f32's range becomes inf, as IEEE casts do
+            return array.astype(dtype)
+    return array.astype(dtype)
+
+
+def _name(dtype: np.dtype) -> str:
+    from .kind import DType
+
+    return str(DType(dtype))

@@ -113,7 +113,7 @@ class LayoutOps:
 
     def narrow(self, dim: int, start: int, length: int):
         d = self._dim(dim, "narrow")
-        start, length = operator.index(start), as_dim(length, "narrow", "length")
+        start, length = as_dim(start, "narrow", "start"), as_dim(length, "narrow", "length")
         ranges = [slice(None)] * d + [(start, start + length)]
         return self._like(self._ops.slice(self._p, self._ranges(ranges, "narrow")))
 

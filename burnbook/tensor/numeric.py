@@ -9,9 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from .core import TensorBase
+from .data import ValueRangeError
 from .kind import Bool, Float, Int
 
 _Number = (int, float, np.number, bool)
+_I64 = 2 ** 63
 
 
 class NumericOps:
@@ -20,10 +22,32 @@ class NumericOps:
     # -- helpers -----------------------------------------------------------------
     def _scalar(self, s, op: str):
         if self._K is Int:
-            if isinstance(s, float) and not s.is_integer():
+            if isinstance(s, (float, np.floating)) and not float(s).is_integer():
                 raise TypeError(f"{op}: Int tensor with the non-integer scalar {s}; convert with .float() first")
-            return int(s)
-        return float(s)
+            v = int(s)
+            if not -_I64 <= v < _I64:
+                raise ValueRangeError(f"{op}: the scalar {s} is outside the range of this Int tensor's "
+                                      f"{self.dtype} [{-_I64}, {_I64 - 1}]; use a Float tensor for larger values")
+            return v
+        try:
+            return float(s)
+        except OverflowError:
+            raise ValueRangeError(f"{op}: the scalar {s} is too large for any float dtype") from None
+
+    def _no_zero_divisor(self, op: str, sign: str, other) -> None:
+        """Integer division or remainder by zero has no value (Burn panics,
+        Python raises), so it raises `ZeroDivisionError` naming the op, the
+        shapes and where the zero is; Float division keeps IEEE inf/NaN."""
+        if isinstance(other, TensorBase):
+            zeros = other._B.bool_into_data(other._ops.equal_elem(other._p, 0))
+            if zeros.any():
+                where = [int(i) for i in np.argwhere(zeros)[0]]
+                raise ZeroDivisionError(
+                    f"{op}: integer division by zero: Int tensor {self.dims()} {sign} Int tensor "
+                    f"{other.dims()}, which holds 0 at index {where}; mask or clamp the divisor first "
+                    "(Float division gives inf or NaN instead)")
+        elif self._scalar(other, op) == 0:
+            raise ZeroDivisionError(f"{op}: integer division by zero: Int tensor {self.dims()} {sign} 0")
 
     def _binary(self, op: str, other, scalar_op: str | None = None):
         if type(other) is type(self):
@@ -85,10 +109,37 @@ class NumericOps:
         return self._binary("mul", other, "mul_scalar")
 
     def div(self, other):
-        """Element-wise division; Int division truncates toward zero."""
-        if isinstance(other, _Number) and self._K is Int and int(other) == 0:
-            raise ZeroDivisionError("div: Int tensor divided by the scalar 0")
+        """Element-wise division; Int division truncates toward zero, and an
+        Int divisor holding 0 raises `ZeroDivisionError`."""
+        if self._K is Int and (type(other) is type(self) or isinstance(other, _Number)):
+            self._no_zero_divisor("div", "/", other)
         return self._binary("div", other, "div_scalar")
+
+    def remainder(self, other):
+        """Int remainder with the divisor's sign, as Burn's `remainder`,
+        `torch.remainder` and Python's `%`: `-7 % 2 == 1`. Division truncates
+        instead (`-7 / 2 == -3`), so `(a / b) * b + a % b == a` only holds
+        where a and b have the same sign. A zero divisor raises."""
+        if self._K is not Int:
+            raise TypeError(f"remainder is an Int operation here; this tensor's kind is {self._K.name}")
+        if isinstance(other, _Number):
+            b = self._scalar(other, "remainder")
+            self._no_zero_divisor("remainder", "%", b)
+            r = self.sub(self._like(self._ops.div_scalar(self._p, b)).mul_scalar(b))
+            wrong_sign = r.lower_elem(0) if b > 0 else r.greater_elem(0)
+            return r.mask_where(wrong_sign, r.add_scalar(b))
+        if type(other) is not type(self):
+            self._check_other("remainder", other)
+        if other.dims() != self.dims():
+            self._broadcast_error("remainder", other)
+        self._no_zero_divisor("remainder", "%", other)
+        r = self.sub(self._like(self._ops.div(self._p, other._p)).mul(other))
+        wrong_sign = r.lower_elem(0).bool_and(other.greater_elem(0)).bool_or(
+            r.greater_elem(0).bool_and(other.lower_elem(0)))
+        return r.mask_where(wrong_sign, r.add(other))
+
+    def remainder_scalar(self, s):
+        return self.remainder(s)
 
     def add_scalar(self, s):
         return self._like(self._ops.add_scalar(self._p, self._scalar(s, "add_scalar")))
@@ -136,6 +187,7 @@ class NumericOps:
     __sub__ = sub
     __mul__ = mul
     __truediv__ = div
+    __mod__ = remainder
     __neg__ = neg
     __abs__ = abs
 
@@ -150,6 +202,9 @@ class NumericOps:
 
     def __rtruediv__(self, s):
         return self.full_like(s).div(self)
+
+    def __rmod__(self, s):
+        return self.full_like(s).remainder(self)
 
     def __pow__(self, other):
         if isinstance(other, int) and self._K is Int:
