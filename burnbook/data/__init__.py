@@ -15,21 +15,21 @@ Sub-packages: `dataset` (protocol, storage, transforms, `vision`,
 `source`), `dataloader`, and `download` (data folders, checksums).
 """
 
-from .dataset import (ComposedDataset, Dataset, InMemDataset, MapperDataset, PartialDataset,
-                      SamplerDataset, ShuffledDataset, SqliteDataset, SqliteDatasetWriter,
-                      WindowsDataset, as_dataset, split)
+from .dataset import (ComposedDataset, Dataset, DatasetError, InMemDataset, MapperDataset,
+                      PartialDataset, SamplerDataset, ShuffledDataset, SqliteDataset,
+                      SqliteDatasetWriter, WindowsDataset, as_dataset, split)
 from .dataset.source import HuggingfaceDatasetLoader
 from .dataset.vision import MNISTDataset, MNISTItem, MnistDataset, MnistItem
 from .dataloader import (Batcher, BatchInfo, DataLoader, DataLoaderBuilder, DataLoaderIterator,
                          DataLoaderWorkerError, Progress, batch_info, batch_rng)
-from .download import ChecksumError, DatasetNotFoundError, DownloadError, data_root
+from .download import ChecksumError, DataFolderError, DatasetNotFoundError, DownloadError, data_root
 
 __all__ = [
-    "Dataset", "as_dataset", "InMemDataset", "SqliteDataset", "SqliteDatasetWriter",
+    "Dataset", "DatasetError", "as_dataset", "InMemDataset", "SqliteDataset", "SqliteDatasetWriter",
     "SamplerDataset", "ShuffledDataset", "PartialDataset", "MapperDataset", "ComposedDataset",
     "WindowsDataset", "split",
     "MnistDataset", "MnistItem", "MNISTDataset", "MNISTItem", "HuggingfaceDatasetLoader",
     "Batcher", "BatchInfo", "batch_info", "batch_rng", "DataLoaderBuilder", "DataLoader",
     "DataLoaderIterator", "Progress", "DataLoaderWorkerError",
-    "ChecksumError", "DatasetNotFoundError", "DownloadError", "data_root",
+    "ChecksumError", "DataFolderError", "DatasetNotFoundError", "DownloadError", "data_root",
 ]

@@ -8,7 +8,10 @@ what platformdirs would pick: `$XDG_CACHE_HOME` or `~/.cache` on Linux,
 `download_file(url, dest)` is the only function that touches the network
 (tests replace it). `fetch(name, urls, folder, md5)` tries each mirror in
 turn, checks the MD5 of what arrived, and only then moves the file into
-place, so a failed or corrupted download never leaves a file behind.
+place, so a failed or corrupted download never leaves a file behind, and
+never leaves the folders it made for it: a mistyped `BURNBOOK_DATA` does not
+grow a tree of empty folders. A folder that cannot hold the download (a file
+in the way, no write permission) is a `DataFolderError` naming the path.
 """
 
 from __future__ import annotations
@@ -37,6 +40,46 @@ class DatasetNotFoundError(FileNotFoundError):
     """A dataset's files are neither on disk nor downloadable; the message says
     which file, which folders were searched and how to point `BURNBOOK_DATA`
     at a copy."""
+
+
+class DataFolderError(DatasetNotFoundError):
+    """The folder a dataset is to be read from or downloaded into cannot be
+    used: a file stands where a folder should be, or it cannot be written.
+    The message names the path and the problem."""
+
+
+def folder_problem(folder: str | os.PathLike, write: bool = True) -> str | None:
+    """Why `folder` cannot hold files (a file in its place or in its path;
+    with `write`, no permission to create files in the nearest existing
+    folder), or None when nothing stands in the way."""
+    folder = Path(folder)
+    for path in (folder, *folder.parents):
+        if not path.exists():  # also False below a file (ENOTDIR)
+            continue
+        if not path.is_dir():
+            return f"{path} is a file, not a folder"
+        if write and not os.access(path, os.W_OK | os.X_OK):
+            return f"{path} is read-only (no permission to create files in it)"
+        return None
+    return None
+
+
+def _make_folder(folder: Path) -> list[Path]:
+    """Create `folder` and its missing parents; the folders created, outermost first."""
+    missing = [p for p in (folder, *folder.parents) if not p.exists()][::-1]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise DataFolderError(f"cannot create the folder {folder}: {err.strerror or err}") from None
+    return missing
+
+
+def _remove_folders(created: list[Path]) -> None:
+    for path in reversed(created):
+        try:
+            path.rmdir()  # only while empty
+        except OSError:
+            return
 
 
 def user_cache_dir() -> Path:
@@ -82,14 +125,31 @@ def download_file(url: str, dest: str | os.PathLike, timeout: float = 60.0) -> N
 def fetch(name: str, urls: Sequence[str], folder: str | os.PathLike, md5: str | None) -> Path:
     """Download `name` into `folder` from the first mirror that serves it with
     the right checksum; the final path. Raises `DownloadError` (listing every
-    mirror's failure) or, when every mirror served bad bytes, `ChecksumError`."""
+    mirror's failure) or, when every mirror served bad bytes, `ChecksumError`;
+    `DataFolderError` when `folder` cannot hold the file. On failure the
+    folders made for the download are removed again."""
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    problem = folder_problem(folder)
+    if problem is not None:
+        raise DataFolderError(f"cannot download {name} into {folder}: {problem}")
+    created = _make_folder(folder)
+    try:
+        return _fetch_into(name, urls, folder, md5)
+    except BaseException:
+        _remove_folders(created)
+        raise
+
+
+def _fetch_into(name: str, urls: Sequence[str], folder: Path, md5: str | None) -> Path:
     dest = folder / name
     failures: list[str] = []
     bad_checksums = 0
     for url in urls:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".part")
+        try:
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".part")
+        except OSError as err:
+            raise DataFolderError(f"cannot download {name} into {folder}: cannot create a file there "
+                                  f"({err.strerror or err})") from None
         os.close(fd)
         try:
             download_file(url, tmp)

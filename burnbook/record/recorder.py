@@ -40,6 +40,7 @@ from typing import Any, ClassVar
 import msgpack
 
 from burnbook._atomic import atomic_write
+from burnbook._inflate import MAX_RATIO, gunzip_capped, ratio_limit
 
 from . import codec
 from .base import Record, RecordError, normalize
@@ -105,15 +106,30 @@ class Recorder:
         data = b"".join(chunks)
         return gzip.compress(data, compresslevel=6, mtime=0) if self.compressed else data
 
-    def from_bytes(self, data: bytes | bytearray | memoryview, source: str = "<bytes>") -> Any:
-        """Decode a saved document; `RecordError` naming `source` if anything is wrong."""
+    def from_bytes(self, data: bytes | bytearray | memoryview, source: str = "<bytes>",
+                   max_bytes: int | None = None) -> Any:
+        """Decode a saved document; `RecordError` naming `source` if anything is wrong.
+
+        A gzip document is inflated in chunks and refused once it passes
+        `max_bytes`; by default `_inflate.ratio_limit` of its size (16 times,
+        at least 64 MiB), since a record declares no size up front and honest
+        weights hardly compress. Pass a larger `max_bytes` for a record that
+        compresses better than that (mostly zeros, say).
+        """
         data = bytes(data)
         try:
             if self.compressed:
                 if not data.startswith(_GZIP_MAGIC):
                     raise RecordError(f"not gzip-compressed ({_looks_like(data)}), but {self._base_name()} "
                                       "writes gzip files")
-                data = gzip.decompress(data)
+                limit = ratio_limit(len(data)) if max_bytes is None else max_bytes
+                inflated = gunzip_capped(data, limit)
+                if inflated is None:
+                    raise RecordError(
+                        f"the {len(data):,}-byte gzip data inflates past {limit:,} bytes and was refused "
+                        f"(a decompression bomb, or a record that compresses better than {MAX_RATIO} to 1: "
+                        "to load it anyway, pass a larger max_bytes= to load or from_bytes)")
+                data = inflated
             elif data.startswith(_GZIP_MAGIC):
                 raise RecordError(f"the data is gzip-compressed; {self._base_name()} reads uncompressed "
                                   "data (use the ...Gz recorder)")
@@ -155,17 +171,18 @@ class FileRecorder(Recorder):
 
         return atomic_write(target, write)
 
-    def load(self, path: str | os.PathLike, device: Any = None) -> Any:
+    def load(self, path: str | os.PathLike, device: Any = None, max_bytes: int | None = None) -> Any:
         """Read a record saved by this kind of recorder. `device` is accepted
         for Burn's signature; records are host data, placed on a device when
-        a module loads them."""
+        a module loads them. `max_bytes` caps a gzip file's inflated size
+        (see `from_bytes`)."""
         target = self.file_path(path)
         try:
             data = target.read_bytes()
         except FileNotFoundError:
             raise FileNotFoundError(errno.ENOENT, f"no record file {target} (the {self._name()} "
                                     f"adds the extension .{self.extension})", str(target)) from None
-        return self.from_bytes(data, source=str(target))
+        return self.from_bytes(data, source=str(target), max_bytes=max_bytes)
 
 
 def _diagnose(err: Exception) -> str:

@@ -4,16 +4,20 @@ checksums (the network replaced), and malformed IDX files."""
 from __future__ import annotations
 
 import gzip
+import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from burnbook.data import ChecksumError, DatasetNotFoundError, MnistDataset, MnistItem, download
+from burnbook.data import ChecksumError, DataFolderError, DatasetNotFoundError, MnistDataset, MnistItem, download
 from burnbook.data.dataset.vision import IdxError, read_idx, write_idx
 from burnbook.data.dataset.vision import mnist as mnist_module
+
+from ..bombs import GIB, MIB, gzip_bomb, peak_rss_mb
 
 CANONICAL = {
     "t10k-images-idx3-ubyte.gz": "9fb629c4189551a2d022fa330f9573f3",
@@ -133,7 +137,7 @@ def test_tampered_download_is_rejected_and_not_kept(shared_data, tmp_path, monke
     with pytest.raises(ChecksumError, match="t10k-images-idx3-ubyte.gz"):
         MnistDataset.test(root=tmp_path / "dl")
     assert len(calls) == len(mnist_module.MIRRORS)  # every mirror tried
-    assert list((tmp_path / "dl").iterdir()) == []
+    assert not (tmp_path / "dl").exists()  # neither the file nor the folder made for it is kept
 
 
 def test_idx_reader_round_trip(tmp_path):
@@ -175,7 +179,8 @@ def test_malformed_mnist_folders(tmp_path):
     write_idx(folder / "t10k-images-idx3-ubyte.gz", np.zeros((4, 28, 27), dtype=np.uint8))
     with pytest.raises(IdxError, match="t10k-images-idx3-ubyte.gz: not an MNIST image file"):
         MnistDataset.test(root=folder)
-    (folder / "t10k-images-idx3-ubyte.gz").write_bytes(gzip.compress(b"\x00" * 100)[:-8])
+    whole = bytes([0, 0, 8, 3]) + np.array([4, 28, 28], ">u4").tobytes() + bytes(4 * 784)
+    (folder / "t10k-images-idx3-ubyte.gz").write_bytes(gzip.compress(whole)[:-8])  # no CRC trailer
     with pytest.raises(IdxError, match="damaged gzip data"):
         MnistDataset.test(root=folder)
 
@@ -195,3 +200,133 @@ def test_offline_mnist_through_a_data_loader_with_workers(offline_env):
     assert batches[-1][0].shape == (2000 - 7 * 256, 28, 28)
     labels = np.concatenate([b[1] for b in batches])
     np.testing.assert_array_equal(labels, test.labels[loader.order(0)])
+
+
+# --- issue 13: a data root that cannot be used is a DatasetNotFoundError naming it
+
+
+@pytest.mark.parametrize("download_missing", [True, False])
+def test_burnbook_data_naming_a_file(tmp_path, monkeypatch, download_missing):
+    not_a_folder = tmp_path / "data.txt"
+    not_a_folder.write_text("notes")
+    monkeypatch.setenv("BURNBOOK_DATA", str(not_a_folder))
+    with pytest.raises(DataFolderError) as info:
+        MnistDataset.test(download=download_missing)
+    assert isinstance(info.value, DatasetNotFoundError)
+    message = str(info.value)
+    assert f"{not_a_folder} is a file, not a folder" in message and f"BURNBOOK_DATA={not_a_folder}" in message
+    assert not_a_folder.read_text() == "notes"
+
+
+def test_a_file_in_place_of_the_mnist_folder(tmp_path, monkeypatch):
+    (tmp_path / "mnist").write_text("")
+    monkeypatch.setenv("BURNBOOK_DATA", str(tmp_path))
+    with pytest.raises(DataFolderError, match=f"{tmp_path / 'mnist'} is a file, not a folder"):
+        MnistDataset.train()
+
+
+def test_a_folder_that_cannot_be_written(tmp_path, monkeypatch):
+    # Root may write anywhere, so the failure is injected where the download
+    # creates its temporary file; what is checked is the wrapping.
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", kwargs.get("dir"))
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    target = tmp_path / "ro" / "mnist"
+    with pytest.raises(DataFolderError) as info:
+        MnistDataset.test(root=target)
+    message = str(info.value)
+    assert f"into {target}" in message and "Permission denied" in message and "t10k-images" in message
+    assert not (tmp_path / "ro").exists()  # the folders made for the download are gone again
+
+
+def test_the_permission_check_runs_before_any_download(tmp_path, monkeypatch):
+    calls: list[str] = []
+    monkeypatch.setattr(download, "download_file", lambda url, dest, timeout=60.0: calls.append(url))
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode, **kw: False if str(path) == str(tmp_path) else
+                        real_access(path, mode, **kw))
+    with pytest.raises(DataFolderError, match=f"{tmp_path} is read-only"):
+        MnistDataset.test(root=tmp_path / "mnist")
+    assert calls == [] and not (tmp_path / "mnist").exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root ignores permissions")
+def test_a_read_only_folder_for_real(tmp_path):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o555)
+    try:
+        with pytest.raises(DataFolderError, match=f"{folder} is read-only"):
+            MnistDataset.test(root=folder / "mnist")
+    finally:
+        folder.chmod(0o755)
+
+
+def test_a_mistyped_data_folder_is_not_created(tmp_path, monkeypatch):
+    typo = tmp_path / "shraed" / "data"
+    monkeypatch.setenv("BURNBOOK_DATA", str(typo))
+    with pytest.raises(DatasetNotFoundError, match="network access in a test"):
+        MnistDataset.train()
+    assert list(tmp_path.iterdir()) == []
+
+
+# --- decompression: the IDX header bounds what is inflated
+
+
+def _idx_header(code: int, dims: tuple[int, ...]) -> bytes:
+    return bytes([0, 0, code, len(dims)]) + np.array(dims, ">u4").tobytes()
+
+
+@pytest.mark.skipif(not sys.platform.startswith(("linux", "darwin")), reason="ru_maxrss")
+def test_an_mnist_gzip_bomb_is_refused_with_little_memory(tmp_path):
+    # A true MNIST header, then 2 GiB of zeros where 47 MB of pixels belong.
+    folder = tmp_path / "m"
+    folder.mkdir()
+    bomb = folder / "train-images-idx3-ubyte.gz"
+    inflated = gzip_bomb(bomb, _idx_header(0x08, (60000, 28, 28)), 2048)
+    assert inflated >= 2 * GIB and bomb.stat().st_size < 3 * MIB
+    write_idx(folder / "train-labels-idx1-ubyte.gz", np.zeros(60000, np.uint8))
+    grown, printed = peak_rss_mb("from burnbook.data import MnistDataset", f"""
+        try:
+            MnistDataset.train(root={str(folder)!r})
+        except ValueError as err:
+            print(type(err).__name__, err)
+    """)
+    assert printed.startswith("IdxError") and str(bomb) in printed and "more bytes after the data" in printed
+    assert grown < 200, f"peak memory grew by {grown:.0f} MiB"
+
+
+def test_an_idx_header_promising_more_than_the_file_can_hold_is_refused_unread(tmp_path):
+    path = tmp_path / "big.idx.gz"
+    path.write_bytes(gzip.compress(_idx_header(0x0D, (1 << 16, 1 << 16)) + bytes(1000)))
+    with pytest.raises(IdxError, match=r"big.idx.gz: the header promises shape \[65536, 65536\] "
+                                       r"\(17,179,869,184 bytes\), more than a \d+-byte gzip file"):
+        read_idx(path)
+
+
+def test_mnist_refuses_headers_beyond_mnist_before_reading(tmp_path):
+    folder = tmp_path / "m"
+    folder.mkdir()
+    images, labels = folder / "t10k-images-idx3-ubyte.gz", folder / "t10k-labels-idx1-ubyte.gz"
+    write_idx(labels, np.zeros(4, np.uint8))
+    images.write_bytes(gzip.compress(_idx_header(0x08, (1_000_000, 28, 28))))
+    with pytest.raises(IdxError, match=r"promises 1,000,000 images; MNIST has at most 70,000"):
+        MnistDataset.test(root=folder)
+    images.write_bytes(gzip.compress(_idx_header(0x0D, (4, 28, 28))))
+    with pytest.raises(IdxError, match=r"not an MNIST image file \(got >f4 of shape \[4, 28, 28\]"):
+        MnistDataset.test(root=folder)
+    write_idx(images, np.zeros((4, 28, 28), np.uint8))
+    write_idx(labels, np.zeros((4, 1), np.uint8))
+    with pytest.raises(IdxError, match=r"not an MNIST label file \(got uint8 of shape \[4, 1\], expected uint8 \[N\]"):
+        MnistDataset.test(root=folder)
+
+
+def test_a_gzip_idx_with_extra_data_is_refused(tmp_path):
+    path = tmp_path / "x.idx.gz"
+    path.write_bytes(gzip.compress(_idx_header(0x08, (3,)) + bytes(3) + b"more"))
+    with pytest.raises(IdxError, match=r"x.idx.gz: more bytes after the data of shape \[3\]"):
+        read_idx(path)
+    path.write_bytes(gzip.compress(_idx_header(0x08, (3,)) + bytes(2)))
+    with pytest.raises(IdxError, match=r"truncated IDX data: .* promises shape \[3\] \(3 bytes\) .* holds 2"):
+        read_idx(path)

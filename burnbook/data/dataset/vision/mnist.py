@@ -56,6 +56,9 @@ MD5 = {
 }
 FOLDERS = ("mnist", "mnist-offline")
 WIDTH = HEIGHT = 28
+# 60,000 training plus 10,000 test digits: no MNIST file holds more, so a header
+# promising more is refused before its data is inflated.
+MAX_ITEMS = 70_000
 
 
 @dataclasses.dataclass(eq=False)
@@ -102,13 +105,15 @@ def find_folder(split: str, root: str | os.PathLike | None = None) -> Path | Non
     return None
 
 
-def _not_found(split: str, folders: list[Path], root: Any, reason: str) -> download.DatasetNotFoundError:
+def _not_found(split: str, folders: list[Path], root: Any, reason: str,
+               error: type[download.DatasetNotFoundError] = download.DatasetNotFoundError,
+               ) -> download.DatasetNotFoundError:
     stems = FILES[split]
     missing = [s + ".gz" for s in stems if not _present(folders[0], s)]
     env = os.environ.get(download.ENV_VAR)
     where = f"root={str(root)!r}" if root is not None else (
         f"{download.ENV_VAR}={env}" if env else f"{download.ENV_VAR} is not set, so the user cache folder")
-    return download.DatasetNotFoundError(
+    return error(
         f"MNIST {split} split: {', '.join(missing)} not found.\n"
         f"Searched: {', '.join(str(f) for f in folders)} ({where}).\n"
         f"The files {reason}.\n"
@@ -124,6 +129,9 @@ def resolve(split: str, root: str | os.PathLike | None = None, download_missing:
     folder = find_folder(split, root)
     folders = candidate_folders(root)
     if folder is None:
+        blocked = download.folder_problem(folders[0], write=False)
+        if blocked is not None:  # e.g. BURNBOOK_DATA names a file: say so, whatever `download` is
+            raise _not_found(split, folders, root, f"cannot be there: {blocked}", download.DataFolderError)
         if not download_missing:
             raise _not_found(split, folders, root, "were not downloaded: download=False")
         folder = folders[0]
@@ -132,24 +140,36 @@ def resolve(split: str, root: str | os.PathLike | None = None, download_missing:
                 name = stem + ".gz"
                 try:
                     download.fetch(name, [m + name for m in MIRRORS], folder, MD5[name])
+                except download.DataFolderError as err:
+                    raise _not_found(split, folders, root, f"could not be downloaded: {err}",
+                                     download.DataFolderError) from None
                 except download.DownloadError as err:
                     raise _not_found(split, folders, root, f"could not be downloaded ({err})") from None
     images, labels = (_present(folder, stem) for stem in FILES[split])
     return images, labels
 
 
+def _expect(path: Any, what: str, tail: tuple[int, ...]) -> Any:
+    """A header check for `read_idx`: uint8 [N, *tail] with N <= MAX_ITEMS,
+    refused before any data is read."""
+
+    def check(dtype: np.dtype, dims: tuple[int, ...]) -> None:
+        if dtype != np.uint8 or len(dims) != 1 + len(tail) or dims[1:] != tail:
+            shape = ", ".join(["N", *map(str, tail)])
+            raise IdxError(f"{path}: not an MNIST {what} file (got {dtype} of shape {list(dims)}, "
+                           f"expected uint8 [{shape}])")
+        if dims[0] > MAX_ITEMS:
+            raise IdxError(f"{path}: the header promises {dims[0]:,} {what}s; MNIST has at most "
+                           f"{MAX_ITEMS:,} (a wrong or hostile file)")
+
+    return check
+
+
 def load_arrays(images_path: str | os.PathLike, labels_path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
-    """Images uint8 [N, 28, 28] and labels uint8 [N], checked against MNIST's layout."""
-    images = read_idx(images_path)
-    labels = read_idx(labels_path)
-    if images.dtype != np.uint8 or images.ndim != 3 or images.shape[1:] != (HEIGHT, WIDTH):
-        raise IdxError(
-            f"{images_path}: not an MNIST image file (got {images.dtype} of shape "
-            f"{list(images.shape)}, expected uint8 [N, 28, 28])")
-    if labels.dtype != np.uint8 or labels.ndim != 1:
-        raise IdxError(
-            f"{labels_path}: not an MNIST label file (got {labels.dtype} of shape "
-            f"{list(labels.shape)}, expected uint8 [N])")
+    """Images uint8 [N, 28, 28] and labels uint8 [N], checked against MNIST's
+    layout and size from the headers, before the data is read."""
+    images = read_idx(images_path, _expect(images_path, "image", (HEIGHT, WIDTH)))
+    labels = read_idx(labels_path, _expect(labels_path, "label", ()))
     if len(images) != len(labels):
         raise IdxError(
             f"{images_path} holds {len(images)} images but {labels_path} holds {len(labels)} "
