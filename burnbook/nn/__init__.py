@@ -5,6 +5,12 @@ Every layer is a `Module` built by its `@config` class:
 `backend=`; left out, layers are built on the autodiff backend over the
 device's backend, ready to train (see `burnbook.nn.common`).
 
+Configs check their settings on construction, on loading and at `init`:
+every size and count must be >= 1 (PyTorch accepts `in_features=0` and
+builds an empty layer; here it is a mistake caught early), paddings and
+epsilons >= 0, probabilities in [0, 1]. A bad one is a `ConfigError`
+naming the config class, the field and the value.
+
     from burnbook import nn
     linear = nn.LinearConfig(784, 10).init(device)
     loss = nn.loss.CrossEntropyLossConfig().init(device).forward(logits, targets)

@@ -8,7 +8,7 @@ from typing import Any
 from burnbook.config import config
 from burnbook.module import Module, Param
 from burnbook.tensor import Tensor, activation
-from .common import resolve_backend
+from .common import check_config, resolve_backend
 from .initializer import Constant
 
 __all__ = [
@@ -114,7 +114,11 @@ class PReluConfig:
     num_parameters: int = 1
     alpha: float = 0.25
 
+    def __post_init__(self) -> None:
+        check_config(self, sizes=("num_parameters",))
+
     def init(self, device: Any = None, backend: type | None = None) -> "PRelu":
+        self.__post_init__()
         B = resolve_backend(device, backend)
         return PRelu(alpha=Constant(self.alpha).init([self.num_parameters], device, backend=B))
 

@@ -16,10 +16,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from burnbook.config import config
+from burnbook.config import ConfigError, config
 from burnbook.module import Module
 from burnbook.tensor import Bool, Int, Tensor, activation
-from .common import on_backend_of, resolve_backend, show
+from .common import check_config, on_backend_of, resolve_backend, show
 from .dropout import Dropout, DropoutConfig
 from .initializer import Initializer, KaimingUniform
 from .linear import Linear, LinearConfig
@@ -81,11 +81,13 @@ class MultiHeadAttentionConfig:
     initializer: Initializer = KaimingUniform(gain=1.0 / math.sqrt(3.0), fan_out_only=False)
 
     def __post_init__(self) -> None:
-        if self.n_heads < 1 or self.d_model % self.n_heads:
-            raise ValueError(f"MultiHeadAttentionConfig: d_model ({self.d_model}) must be a multiple "
-                             f"of n_heads ({self.n_heads})")
+        check_config(self, sizes=("d_model", "n_heads"), probabilities=("dropout",))
+        if self.d_model % self.n_heads:
+            raise ConfigError(f"MultiHeadAttentionConfig: d_model ({self.d_model}) must be a multiple "
+                              f"of n_heads ({self.n_heads})")
 
     def init(self, device: Any = None, backend: type | None = None) -> "MultiHeadAttention":
+        self.__post_init__()
         B = resolve_backend(device, backend)
 
         def linear() -> Linear:

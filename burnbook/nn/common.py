@@ -13,7 +13,9 @@ model directly.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
+
+from burnbook.config import ConfigError
 
 
 def resolve_backend(device: Any = None, backend: type | None = None) -> type:
@@ -56,3 +58,39 @@ def on_backend_of(t: Any, like: Any) -> Any:
     from burnbook.tensor import Tensor
 
     return Tensor[like._B, t.ndim, t._K].from_data(t.to_numpy(), like.device())
+
+
+def check_config(cfg: Any, *, sizes: Sequence[str] = (), non_negative: Sequence[str] = (),
+                 probabilities: Sequence[str] = (), pairs: Sequence[str] = ()) -> None:
+    """Refuse a layer config that no layer can be built from, with a
+    `ConfigError` naming the config class, the field and the value.
+
+    Every size and count in `sizes` (an int, or each int of a list) must be
+    >= 1. PyTorch accepts `in_features=0` and builds an empty layer, but a
+    layer of width 0 has nothing to train and a negative one has no meaning,
+    so here both fail at once instead of as a ZeroDivisionError inside an
+    initializer. Fields in `non_negative` (paddings, epsilons) must be >= 0,
+    `probabilities` must lie in [0, 1], and each field in `pairs` holds
+    exactly two values ([height, width], [in, out]).
+
+    Configs call it from `__post_init__` (construction, `with_*`, loading)
+    and again from `init`, since fields can be reassigned in between.
+    """
+    name = type(cfg).__name__
+    for field in pairs:
+        value = getattr(cfg, field)
+        if len(value) != 2:
+            raise ConfigError(f"{name}: {field} must hold 2 values, got {len(value)}: {value}")
+    for field, low, what in ([(f, 1, "a size or count") for f in sizes]
+                             + [(f, 0, "a padding or epsilon") for f in non_negative]):
+        value = getattr(cfg, field)
+        items = enumerate(value) if isinstance(value, (list, tuple)) else [(None, value)]
+        for i, item in items:
+            if item < low:
+                where = field if i is None else f"{field}[{i}]"
+                whole = "" if i is None else f" ({field}={value})"
+                raise ConfigError(f"{name}: {where} must be >= {low} ({what}), got {item}{whole}")
+    for field in probabilities:
+        value = getattr(cfg, field)
+        if not 0.0 <= value <= 1.0:
+            raise ConfigError(f"{name}: {field} must lie in [0, 1] (a probability), got {value}")

@@ -15,12 +15,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from burnbook.config import config
+from burnbook.config import ConfigError, config
 from burnbook.module import Module, Param
 from burnbook.tensor import Tensor
 from burnbook.tensor import module as F
 from burnbook.tensor.ops import ConvOptions, ConvTransposeOptions
-from .common import resolve_backend, show
+from .common import check_config, resolve_backend, show
 from .initializer import Initializer, KaimingUniform
 from .padding import PaddingConfig1d, PaddingConfig2d
 
@@ -34,9 +34,13 @@ def _default_init() -> Initializer:
     return KaimingUniform(gain=1.0 / math.sqrt(3.0), fan_out_only=False)
 
 
+_PAIRS = ("channels", "kernel_size", "stride", "dilation")  # [in, out], [h, w]: two values each
+_PADS = ("padding", "padding_out")
+
+
 def _check_groups(name: str, c_in: int, c_out: int, groups: int) -> None:
-    if groups < 1 or c_in % groups or c_out % groups:
-        raise ValueError(f"{name}: channels [{c_in}, {c_out}] must both be divisible by groups={groups}")
+    if c_in % groups or c_out % groups:
+        raise ConfigError(f"{name}: channels [{c_in}, {c_out}] must both be divisible by groups={groups}")
 
 
 def _params(init: Initializer, weight_shape: list, bias_len: int, fan_in: int, fan_out: int,
@@ -63,10 +67,14 @@ class Conv2dConfig:
     bias: bool = True
     initializer: Initializer = _default_init()
 
+    def __post_init__(self) -> None:
+        check_config(self, pairs=_PAIRS, sizes=_PAIRS + ("groups",))
+        _check_groups("Conv2dConfig", *self.channels, self.groups)
+
     def init(self, device: Any = None, backend: type | None = None) -> "Conv2d":
+        self.__post_init__()
         B = resolve_backend(device, backend)
         c_in, c_out = self.channels
-        _check_groups("Conv2dConfig", c_in, c_out, self.groups)
         k = self.kernel_size[0] * self.kernel_size[1]
         weight, bias = _params(self.initializer, [c_out, c_in // self.groups, *self.kernel_size], c_out,
                                c_in // self.groups * k, c_out // self.groups * k, self.bias, device, B)
@@ -115,10 +123,15 @@ class Conv1dConfig:
     bias: bool = True
     initializer: Initializer = _default_init()
 
+    def __post_init__(self) -> None:
+        check_config(self, sizes=("channels_in", "channels_out", "kernel_size", "stride", "dilation",
+                                  "groups"))
+        _check_groups("Conv1dConfig", self.channels_in, self.channels_out, self.groups)
+
     def init(self, device: Any = None, backend: type | None = None) -> "Conv1d":
+        self.__post_init__()
         B = resolve_backend(device, backend)
         c_in, c_out, k = self.channels_in, self.channels_out, self.kernel_size
-        _check_groups("Conv1dConfig", c_in, c_out, self.groups)
         weight, bias = _params(self.initializer, [c_out, c_in // self.groups, k], c_out,
                                c_in // self.groups * k, c_out // self.groups * k, self.bias, device, B)
         return Conv1d(weight=weight, bias=bias, stride=self.stride, kernel_size=k, dilation=self.dilation,
@@ -167,10 +180,14 @@ class ConvTranspose2dConfig:
     bias: bool = True
     initializer: Initializer = _default_init()
 
+    def __post_init__(self) -> None:
+        check_config(self, pairs=_PAIRS + _PADS, sizes=_PAIRS + ("groups",), non_negative=_PADS)
+        _check_groups("ConvTranspose2dConfig", *self.channels, self.groups)
+
     def init(self, device: Any = None, backend: type | None = None) -> "ConvTranspose2d":
+        self.__post_init__()
         B = resolve_backend(device, backend)
         c_in, c_out = self.channels
-        _check_groups("ConvTranspose2dConfig", c_in, c_out, self.groups)
         k = self.kernel_size[0] * self.kernel_size[1]
         # fan_in as Burn and PyTorch: the weight's dim 1 (out/groups) times the kernel.
         weight, bias = _params(self.initializer, [c_in, c_out // self.groups, *self.kernel_size], c_out,
@@ -222,10 +239,15 @@ class ConvTranspose1dConfig:
     bias: bool = True
     initializer: Initializer = _default_init()
 
+    def __post_init__(self) -> None:
+        check_config(self, pairs=("channels",), non_negative=_PADS,
+                     sizes=("channels", "kernel_size", "stride", "dilation", "groups"))
+        _check_groups("ConvTranspose1dConfig", *self.channels, self.groups)
+
     def init(self, device: Any = None, backend: type | None = None) -> "ConvTranspose1d":
+        self.__post_init__()
         B = resolve_backend(device, backend)
         c_in, c_out = self.channels
-        _check_groups("ConvTranspose1dConfig", c_in, c_out, self.groups)
         k = self.kernel_size
         weight, bias = _params(self.initializer, [c_in, c_out // self.groups, k], c_out,
                                c_out // self.groups * k, c_in // self.groups * k, self.bias, device, B)

@@ -7,6 +7,7 @@ from typing import Any
 from burnbook.config import config
 from burnbook.module import Module
 from burnbook.tensor import Distribution, Tensor
+from .common import check_config
 
 __all__ = ["Dropout", "DropoutConfig"]
 
@@ -18,12 +19,12 @@ class DropoutConfig:
     prob: float
 
     def __post_init__(self) -> None:
-        if not 0.0 <= self.prob <= 1.0:
-            raise ValueError(f"DropoutConfig: prob must lie in [0, 1], got {self.prob}")
+        check_config(self, probabilities=("prob",))
 
     def init(self, device: Any = None, backend: type | None = None) -> "Dropout":
         """A new `Dropout` (it has no tensors; the arguments are accepted so
         every config can be called the same way)."""
+        self.__post_init__()
         return Dropout(prob=self.prob)
 
 

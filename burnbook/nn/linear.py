@@ -8,7 +8,7 @@ from typing import Any
 from burnbook.config import config
 from burnbook.module import Module, Param
 from burnbook.tensor import Tensor
-from .common import resolve_backend, show
+from .common import check_config, resolve_backend, show
 from .initializer import Initializer, KaimingUniform, Normal
 
 __all__ = ["Linear", "LinearConfig", "Embedding", "EmbeddingConfig"]
@@ -24,8 +24,12 @@ class LinearConfig:
     bias: bool = True
     initializer: Initializer = KaimingUniform(gain=1.0 / math.sqrt(3.0), fan_out_only=False)
 
+    def __post_init__(self) -> None:
+        check_config(self, sizes=("d_input", "d_output"))
+
     def init(self, device: Any = None, backend: type | None = None) -> "Linear":
         """A new `Linear` on `device` (backend: see `nn.common`)."""
+        self.__post_init__()
         B = resolve_backend(device, backend)
         fans = dict(fan_in=self.d_input, fan_out=self.d_output, backend=B)
         weight = self.initializer.init([self.d_input, self.d_output], device, **fans)
@@ -72,7 +76,11 @@ class EmbeddingConfig:
     d_model: int
     initializer: Initializer = Normal(mean=0.0, std=1.0)
 
+    def __post_init__(self) -> None:
+        check_config(self, sizes=("n_embedding", "d_model"))
+
     def init(self, device: Any = None, backend: type | None = None) -> "Embedding":
+        self.__post_init__()
         B = resolve_backend(device, backend)
         weight = self.initializer.init([self.n_embedding, self.d_model], device,
                                        fan_in=self.n_embedding, fan_out=self.d_model, backend=B)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from burnbook.config import config
+from burnbook.config import ConfigError, config
 from burnbook.module import Module, Param, RunningState
 from burnbook.tensor import Tensor
-from .common import resolve_backend, show
+from .common import check_config, resolve_backend, show
 from .initializer import Ones, Zeros
 
 __all__ = [
@@ -36,7 +36,11 @@ class BatchNormConfig:
     epsilon: float = 1e-5
     momentum: float = 0.1
 
+    def __post_init__(self) -> None:
+        check_config(self, sizes=("num_features",), non_negative=("epsilon",), probabilities=("momentum",))
+
     def init(self, device: Any = None, backend: type | None = None) -> "BatchNorm":
+        self.__post_init__()
         B = resolve_backend(device, backend)
         n = [self.num_features]
         running_mean = Zeros().init(n, device, backend=B)
@@ -124,7 +128,11 @@ class LayerNormConfig:
     d_model: int
     epsilon: float = 1e-5
 
+    def __post_init__(self) -> None:
+        check_config(self, sizes=("d_model",), non_negative=("epsilon",))
+
     def init(self, device: Any = None, backend: type | None = None) -> "LayerNorm":
+        self.__post_init__()
         B = resolve_backend(device, backend)
         return LayerNorm(gamma=Ones().init([self.d_model], device, backend=B),
                          beta=Zeros().init([self.d_model], device, backend=B),
@@ -162,11 +170,13 @@ class GroupNormConfig:
     affine: bool = True
 
     def __post_init__(self) -> None:
-        if self.num_groups < 1 or self.num_channels % self.num_groups:
-            raise ValueError(f"GroupNormConfig: num_channels ({self.num_channels}) must be a multiple "
-                             f"of num_groups ({self.num_groups})")
+        check_config(self, sizes=("num_groups", "num_channels"), non_negative=("epsilon",))
+        if self.num_channels % self.num_groups:
+            raise ConfigError(f"GroupNormConfig: num_channels ({self.num_channels}) must be a multiple "
+                              f"of num_groups ({self.num_groups})")
 
     def init(self, device: Any = None, backend: type | None = None) -> "GroupNorm":
+        self.__post_init__()
         B = resolve_backend(device, backend)
         gamma = beta = None
         if self.affine:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 
-from burnbook.config import config
+from burnbook.config import ConfigError, config
 
 __all__ = ["PaddingConfig1d", "PaddingConfig2d"]
 
@@ -51,6 +51,12 @@ class PaddingConfig1d:
         return self
 
 
+def _check_padding(cfg: object, **values: int) -> None:
+    for field, value in values.items():
+        if value < 0:
+            raise ConfigError(f"{type(cfg).__qualname__}: {field} must be >= 0 (a padding), got {value}")
+
+
 def _variants(base: type, dims: int) -> None:
     @config
     class Valid(base):
@@ -80,6 +86,9 @@ def _variants(base: type, dims: int) -> None:
             height: int
             width: int
 
+            def __post_init__(self) -> None:
+                _check_padding(self, height=self.height, width=self.width)
+
             def calculate(self, size, kernel, stride, dilation) -> tuple:
                 return (self.height, self.width)
 
@@ -91,6 +100,9 @@ def _variants(base: type, dims: int) -> None:
             """`padding` values on both ends."""
 
             padding: int
+
+            def __post_init__(self) -> None:
+                _check_padding(self, padding=self.padding)
 
             def calculate(self, size, kernel, stride, dilation) -> tuple:
                 return (self.padding,)

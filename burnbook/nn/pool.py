@@ -17,7 +17,7 @@ from burnbook.config import config
 from burnbook.module import Module
 from burnbook.tensor import Tensor
 from burnbook.tensor import module as F
-from .common import show
+from .common import check_config, show
 from .padding import PaddingConfig1d, PaddingConfig2d
 
 __all__ = [
@@ -37,9 +37,14 @@ class MaxPool2dConfig:
     dilation: list[int] = [1, 1]
     ceil_mode: bool = False
 
+    def __post_init__(self) -> None:
+        fields = ("kernel_size", "strides", "dilation")
+        check_config(self, pairs=fields, sizes=fields)
+
     def init(self, device: Any = None, backend: type | None = None) -> "MaxPool2d":
         """A new `MaxPool2d` (no tensors: the arguments are accepted so every
         config can be called the same way)."""
+        self.__post_init__()
         return MaxPool2d(kernel_size=list(self.kernel_size), strides=list(self.strides), padding=self.padding,
                          dilation=list(self.dilation), ceil_mode=self.ceil_mode)
 
@@ -73,7 +78,11 @@ class MaxPool1dConfig:
     dilation: int = 1
     ceil_mode: bool = False
 
+    def __post_init__(self) -> None:
+        check_config(self, sizes=("kernel_size", "stride", "dilation"))
+
     def init(self, device: Any = None, backend: type | None = None) -> "MaxPool1d":
+        self.__post_init__()
         return MaxPool1d(kernel_size=self.kernel_size, stride=self.stride, padding=self.padding,
                          dilation=self.dilation, ceil_mode=self.ceil_mode)
 
@@ -107,7 +116,11 @@ class AvgPool2dConfig:
     padding: PaddingConfig2d = PaddingConfig2d.Valid
     count_include_pad: bool = True
 
+    def __post_init__(self) -> None:
+        check_config(self, pairs=("kernel_size", "strides"), sizes=("kernel_size", "strides"))
+
     def init(self, device: Any = None, backend: type | None = None) -> "AvgPool2d":
+        self.__post_init__()
         return AvgPool2d(kernel_size=list(self.kernel_size), strides=list(self.strides), padding=self.padding,
                          count_include_pad=self.count_include_pad)
 
@@ -139,7 +152,11 @@ class AvgPool1dConfig:
     padding: PaddingConfig1d = PaddingConfig1d.Valid
     count_include_pad: bool = True
 
+    def __post_init__(self) -> None:
+        check_config(self, sizes=("kernel_size", "stride"))
+
     def init(self, device: Any = None, backend: type | None = None) -> "AvgPool1d":
+        self.__post_init__()
         return AvgPool1d(kernel_size=self.kernel_size, stride=self.stride, padding=self.padding,
                          count_include_pad=self.count_include_pad)
 
@@ -168,7 +185,11 @@ class AdaptiveAvgPool2dConfig:
 
     output_size: list[int]
 
+    def __post_init__(self) -> None:
+        check_config(self, pairs=("output_size",), sizes=("output_size",))
+
     def init(self, device: Any = None, backend: type | None = None) -> "AdaptiveAvgPool2d":
+        self.__post_init__()
         return AdaptiveAvgPool2d(output_size=list(self.output_size))
 
 
@@ -192,7 +213,11 @@ class AdaptiveAvgPool1dConfig:
 
     output_size: int
 
+    def __post_init__(self) -> None:
+        check_config(self, sizes=("output_size",))
+
     def init(self, device: Any = None, backend: type | None = None) -> "AdaptiveAvgPool1d":
+        self.__post_init__()
         return AdaptiveAvgPool1d(output_size=self.output_size)
 
 

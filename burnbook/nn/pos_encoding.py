@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from burnbook.config import config
+from burnbook.config import ConfigError, config
 from burnbook.module import Module
 from burnbook.tensor import Tensor
-from .common import device_or_default, on_backend_of, resolve_backend
+from .common import check_config, device_or_default, on_backend_of, resolve_backend
 
 __all__ = ["PositionalEncoding", "PositionalEncodingConfig", "generate_sinusoids"]
 
@@ -25,13 +25,15 @@ class PositionalEncodingConfig:
     max_timescale: int = 10_000
 
     def __post_init__(self) -> None:
+        check_config(self, sizes=("d_model", "max_sequence_size", "max_timescale"))
         if self.d_model % 2:
-            raise ValueError(f"PositionalEncodingConfig: d_model must be even, got {self.d_model}")
+            raise ConfigError(f"PositionalEncodingConfig: d_model must be even, got {self.d_model}")
         if self.max_timescale < self.max_sequence_size:
-            raise ValueError(f"PositionalEncodingConfig: max_timescale ({self.max_timescale}) must be at least "
-                             f"max_sequence_size ({self.max_sequence_size})")
+            raise ConfigError(f"PositionalEncodingConfig: max_timescale ({self.max_timescale}) must be at least "
+                              f"max_sequence_size ({self.max_sequence_size})")
 
     def init(self, device: Any = None, backend: type | None = None) -> "PositionalEncoding":
+        self.__post_init__()
         B = resolve_backend(device, backend)
         sinusoids = generate_sinusoids(self.max_sequence_size, self.d_model, self.max_timescale,
                                        device_or_default(device, B), B)

@@ -14,7 +14,7 @@ from typing import Any
 from burnbook.config import config
 from burnbook.module import Module
 from burnbook.tensor import Tensor, activation
-from .common import resolve_backend, show
+from .common import check_config, resolve_backend, show
 from .initializer import Initializer, XavierNormal
 from .linear import Linear, LinearConfig
 
@@ -71,7 +71,11 @@ class LstmConfig:
     bias: bool = True
     initializer: Initializer = XavierNormal(gain=1.0)
 
+    def __post_init__(self) -> None:
+        check_config(self, sizes=("d_input", "d_hidden"))
+
     def init(self, device: Any = None, backend: type | None = None) -> "Lstm":
+        self.__post_init__()
         B = resolve_backend(device, backend)
         gates = _gates(("input_gate", "forget_gate", "output_gate", "cell_gate"),
                        self.d_input, self.d_hidden, self.bias, self.initializer, device, B)
@@ -140,7 +144,11 @@ class GruConfig:
     reset_after: bool = True
     initializer: Initializer = XavierNormal(gain=1.0)
 
+    def __post_init__(self) -> None:
+        check_config(self, sizes=("d_input", "d_hidden"))
+
     def init(self, device: Any = None, backend: type | None = None) -> "Gru":
+        self.__post_init__()
         B = resolve_backend(device, backend)
         gates = _gates(("update_gate", "reset_gate", "new_gate"),
                        self.d_input, self.d_hidden, self.bias, self.initializer, device, B)

@@ -22,7 +22,7 @@ from burnbook.module import Module
 from burnbook.tensor import Tensor
 from .activation import Gelu
 from .attention import MhaInput, MultiHeadAttention, MultiHeadAttentionConfig
-from .common import resolve_backend, show
+from .common import check_config, resolve_backend, show
 from .dropout import Dropout, DropoutConfig
 from .initializer import Initializer, KaimingUniform
 from .linear import Linear, LinearConfig
@@ -46,7 +46,11 @@ class PositionWiseFeedForwardConfig:
     dropout: float = 0.1
     initializer: Initializer = _DEFAULT_INIT
 
+    def __post_init__(self) -> None:
+        check_config(self, sizes=("d_model", "d_ff"), probabilities=("dropout",))
+
     def init(self, device: Any = None, backend: type | None = None) -> "PositionWiseFeedForward":
+        self.__post_init__()
         B = resolve_backend(device, backend)
         return PositionWiseFeedForward(
             linear_inner=LinearConfig(self.d_model, self.d_ff, initializer=self.initializer).init(device, B),
@@ -109,7 +113,11 @@ class TransformerEncoderConfig:
     quiet_softmax: bool = False
     initializer: Initializer = _DEFAULT_INIT
 
+    def __post_init__(self) -> None:
+        check_config(self, sizes=("d_model", "d_ff", "n_heads", "n_layers"), probabilities=("dropout",))
+
     def init(self, device: Any = None, backend: type | None = None) -> "TransformerEncoder":
+        self.__post_init__()
         B = resolve_backend(device, backend)
         layers = [TransformerEncoderLayer(
             mha=_mha(self, device, B), pwff=_pwff(self, device, B),
@@ -202,7 +210,11 @@ class TransformerDecoderConfig:
     quiet_softmax: bool = False
     initializer: Initializer = _DEFAULT_INIT
 
+    def __post_init__(self) -> None:
+        check_config(self, sizes=("d_model", "d_ff", "n_heads", "n_layers"), probabilities=("dropout",))
+
     def init(self, device: Any = None, backend: type | None = None) -> "TransformerDecoder":
+        self.__post_init__()
         B = resolve_backend(device, backend)
         layers = [TransformerDecoderLayer(
             cross_attn=_mha(self, device, B), self_attn=_mha(self, device, B),
