@@ -124,8 +124,10 @@ class LayoutOps:
         num_chunks = as_dim(num_chunks, "chunk", "num_chunks")
         if num_chunks < 1:
             raise ValueError(f"chunk: num_chunks must be >= 1, got {num_chunks}")
-        step = -(-size // num_chunks) if size else 1
-        return [self.narrow(d, s, min(step, size - s)) for s in range(0, size, step)] or [self]
+        if size == 0:  # torch: as many (empty) chunks as asked for
+            return [self.narrow(d, 0, 0) for _ in range(num_chunks)]
+        step = -(-size // num_chunks)
+        return [self.narrow(d, s, min(step, size - s)) for s in range(0, size, step)]
 
     def reshape(self, shape: Sequence[int]):
         """The same values in `shape`; -1 infers one size, 0 keeps the size

@@ -227,6 +227,9 @@ class NumericOps:
     def equal_elem(self, s):
         return self._compare("equal", s)
 
+    def not_equal_elem(self, s):
+        return self._compare("equal", s).bool_not()
+
     def greater(self, other):
         return self._compare("greater", other)
 
