@@ -237,8 +237,8 @@ class _Checker:
             for elt in node.elts:
                 self.annotation(elt)
         elif isinstance(node, ast.Attribute):
-            self.attribute_name(node)
             self.annotation(node.value)
+            self.attribute_name(node)
         elif isinstance(node, ast.Name):
             if node.id not in self.module_names and node.id not in _BUILTINS:
                 raise _Refused(node, f"Name {node.id!r} in an annotation")
@@ -254,12 +254,12 @@ class _Checker:
         elif isinstance(node, ast.Name):
             self.name(node, local)
         elif isinstance(node, ast.Attribute):
+            self.expr(node.value, local)  # inner first: `__import__(...).system` names the import
             if _is_name(node.value, "self"):
                 if node.attr not in self.fields:
                     raise _Refused(node, f"Attribute self.{node.attr} (not a declared field)")
             else:
                 self.attribute_name(node)
-            self.expr(node.value, local)
         elif isinstance(node, ast.Call):
             self.call(node, local)
         elif isinstance(node, ast.BinOp):
