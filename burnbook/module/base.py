@@ -78,8 +78,10 @@ class Module:
         return [p for _, p in self.named_params()]
 
     def num_params(self) -> int:
-        """The number of scalar values in every parameter."""
-        return sum(p.val().num_elements() for p in self.params() if not isinstance(p, RunningState))
+        """The number of scalar values in every parameter; a tied parameter
+        (one `Param` at several paths) counts once, as in PyTorch."""
+        distinct = {id(p): p for p in self.params() if not isinstance(p, RunningState)}
+        return sum(p.val().num_elements() for p in distinct.values())
 
     def devices(self) -> list:
         out: list = []

@@ -12,7 +12,7 @@ from burnbook.backend import NdArray
 from burnbook.module import Module, Param, ParamId, RunningState
 from burnbook.nn import BatchNorm, BatchNormConfig, Linear, LinearConfig
 from burnbook.optim import (
-    AdamConfig, GradientClipping, GradientsAccumulator, GradientsParams, SgdConfig,
+    AdamConfig, GradientClipping, GradientsAccumulator, GradientsParams, MissingGradientsWarning, SgdConfig,
 )
 from .helpers import B, data, grads_of, loss_of, make_mlp, weights
 
@@ -77,7 +77,8 @@ def test_params_without_gradient_are_skipped_and_left_alone() -> None:
     # The forward pass updated BatchNorm's running statistics (RunningState).
     running = model.norm.running_mean.val().to_numpy()
     assert not np.allclose(running, 0.0)
-    gp = GradientsParams.from_grads(loss.backward(), model)
+    with pytest.warns(MissingGradientsWarning, match=r"unused\.weight, unused\.bias"):
+        gp = GradientsParams.from_grads(loss.backward(), model)
     ids = set(gp)
     assert ids == {model.used.weight.id, model.used.bias.id, model.norm.gamma.id, model.norm.beta.id}
     before = {path: p.val().to_numpy() for path, p in model.named_params()}

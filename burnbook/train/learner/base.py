@@ -105,7 +105,7 @@ class Learner:
         if self.summary_metrics is not None:
             last = max(self.epochs_done, default=self.checkpoint or 0)
             summary = LearnerSummary.from_store(self.store, self.summary_metrics, last)
-            print(summary.with_model(repr(self.model)))
+            print(summary.with_model(repr(self.model)).with_params(self.model))
         return self.model
 
     def _fit(self, dataloader_train: Any, dataloader_valid: Any) -> None:

@@ -203,6 +203,7 @@ class LearnerBuilder:
         if not callable(getattr(optim, "step", None)):
             raise TypeError(f"build: {type(optim).__name__} is not an optimizer: did you pass the config? "
                             "Call .init() on it")
+        _check_trainable(model)
         scheduler = as_lr_scheduler(lr_scheduler)
         self.directory.mkdir(parents=True, exist_ok=True)
         store = EventStore()
@@ -231,3 +232,26 @@ class LearnerBuilder:
                        processor=EventProcessor(self._metrics, renderer, store), store=store,
                        interrupter=self._interrupter, early_stopping=self._early_stopping, summary_metrics=summary,
                        log_to_file=self._log_to_file)
+
+
+def _check_trainable(model: Any) -> None:
+    """Refuse a model the optimizer could not change: not a `Module`, or
+    without a single parameter that autodiff tracks (every epoch would run
+    and train nothing)."""
+    from burnbook.optim.grads import trainable_params
+
+    if not callable(getattr(model, "named_params", None)):
+        raise TypeError(f"build: {type(model).__name__} is not a Module (burnbook.module.Module), so it has no "
+                        "parameters to train")
+    params = [p for _, p in trainable_params(model, "build")]
+    if any(p.is_require_grad() and p.val().is_require_grad() for p in params):
+        return
+    if not params:
+        why = "it has no float parameter (declare its layers as annotated fields, or assign them in __init__)"
+    elif not any(p.val()._B.is_autodiff for p in params):
+        why = (f"its parameters are on {params[0].val()._B.name()!r}, which has no autodiff; build the model "
+               "on Autodiff[...] (model.valid() is for validation only)")
+    else:
+        why = f"its {len(params)} float parameter(s) are all frozen (no_grad() or require_grad=False)"
+    raise ValueError(f"build: {type(model).__name__} has no trainable parameters, so training would change "
+                     f"nothing: {why}")

@@ -35,6 +35,7 @@ class LearnerSummary:
     train: list[MetricSummary]
     valid: list[MetricSummary]
     model: str | None = None
+    params: tuple[int, int] | None = None  # (all, trainable) scalar values of the model
 
     @classmethod
     def from_store(cls, store: EventStore, metrics: list[str], epochs: int) -> "LearnerSummary":
@@ -65,12 +66,24 @@ class LearnerSummary:
         self.model = model
         return self
 
+    def with_params(self, model: Any) -> "LearnerSummary":
+        """Show how many parameter values `model` has, and how many of them
+        the optimizer trains (frozen and running-state values excluded)."""
+        from burnbook.optim.grads import trainable_params
+
+        trained = sum(p.val().num_elements() for _, p in trainable_params(model, "LearnerSummary")
+                      if p.is_require_grad() and p.val().is_require_grad())
+        self.params = (model.num_params(), trained)
+        return self
+
     def __str__(self) -> str:
         rows = [(split, m) for split, ms in (("Train", self.train), ("Valid", self.valid)) for m in ms]
         width = max([len("Metric")] + [len(m.name) for _, m in rows])
         lines = [f"{'=' * 24} Learner Summary {'=' * 24}"]
         if self.model is not None:
             lines.append(f"Model: {self.model}")
+        if self.params is not None:
+            lines.append(f"Parameters: {self.params[0]:,} ({self.params[1]:,} trainable)")
         lines += [f"Total Epochs: {self.epochs}", "", ""]
         lines.append(f"| Split | {'Metric':<{width}} | Min.     | Epoch    | Max.     | Epoch    |")
         lines.append(f"|-------|-{'-' * width}-|----------|----------|----------|----------|")
