@@ -228,6 +228,8 @@ class DataLoaderIterator:
         self.closed = True
         if self._finalizer is not None:
             self._finalizer()  # runs workers.close() once
+        if self._workers is not None and not self._workers.closed:
+            self._workers.close()  # finishes a close that a Ctrl-C cut short
 
     def __len__(self) -> int:
         return self._num_batches - self._next_yield

@@ -21,7 +21,11 @@ Workers live for one epoch (one `iter(loader)`): they start on the first
 `next()`, stop when the epoch ends, when the iterator is closed or
 garbage-collected, or when the loader's process dies (each worker also
 watches its parent and exits on its own). `close()` asks politely, then
-terminates and joins, so no process is left behind, zombie or otherwise.
+terminates and joins, so no process is left behind, zombie or otherwise;
+a Ctrl-C landing inside `close()` cannot change that, since `closed` turns
+true only once every worker is reaped: calling `close()` again, or the
+pool's finaliser (at garbage collection or interpreter exit), finishes the
+steps the interrupt cut short.
 
 Forked workers are copies of the loader's process: state made in the
 parent (a dataset's arrays, an open SQLite file, which reopens itself) is
@@ -41,6 +45,7 @@ import os
 import random
 import signal
 import sys
+import time
 import traceback
 import weakref
 from typing import Any, Callable, Sequence
@@ -141,19 +146,28 @@ class ProcessWorkers:
         self.n = n
         self.conns: list[Any] = []
         self.processes: list[Any] = []
+        # Processes not yet reaped; shared with the finaliser, which must not
+        # hold `self`, so both finish whatever the other left undone.
+        self._unreaped: list[Any] = []
         self._queue: collections.deque = collections.deque()
+        self._closing = False
         self.closed = False
+        self._finalizer = weakref.finalize(self, _stop_workers, self.conns, self._unreaped, 2.0)
         try:
             for wid in range(n):
                 parent_end, child_end = ctx.Pipe(duplex=True)
+                self.conns.append(parent_end)
                 _PARENT_ENDS.add(parent_end)
                 process = ctx.Process(
                     target=_worker_main, name=f"burnbook-data-worker-{wid}", daemon=True,
                     args=(wid, n, payload, child_end, epoch, seed, forked))
-                self.conns.append(parent_end)
-                process.start()
+                # Listed before it starts, so no interrupt can start one unlisted.
                 self.processes.append(process)
-                child_end.close()
+                self._unreaped.append(process)
+                try:
+                    process.start()
+                finally:
+                    child_end.close()
         except BaseException:
             self.close()
             raise
@@ -163,6 +177,8 @@ class ProcessWorkers:
         return [p.pid for p in self.processes]
 
     def submit(self, index: int, indices: Sequence[int]) -> None:
+        if self._closing:
+            raise RuntimeError("these data loader workers are closed; start a new epoch")
         wid = index % self.n
         try:
             self.conns[wid].send((index, indices))
@@ -205,28 +221,48 @@ class ProcessWorkers:
             f"data loader worker {wid} failed on batch {index}:\n{text}") from err
 
     def close(self, timeout: float = 2.0) -> None:
-        """Stop every worker and reap it (terminate, then kill, if it lingers)."""
+        """Stop every worker and reap it (terminate, then kill, if it lingers).
+
+        Idempotent, and safe to interrupt: an exception (a Ctrl-C) part way
+        leaves `closed` false, and the next call picks up where it stopped.
+        """
         if self.closed:
             return
+        self._closing = True
+        self._queue.clear()
+        _stop_workers(self.conns, self._unreaped, timeout)
         self.closed = True
-        for conn in self.conns:
-            try:
-                conn.send(None)
-            except (OSError, ValueError):
-                pass
-        for conn in self.conns:
-            conn.close()
-        for process in self.processes:
-            process.join(timeout)
-        for process in self.processes:
-            if process.is_alive():
+        self._finalizer.detach()
+
+
+def _stop_workers(conns: list[Any], unreaped: list[Any], timeout: float) -> None:
+    """Ask each worker to stop, wait up to `timeout` s, then terminate, kill
+    and reap what is left. Every step skips what an earlier, interrupted call
+    already did (closed pipes, reaped processes), so calling it again
+    finishes the job; a process leaves `unreaped` only once it is reaped."""
+    for conn in conns:
+        if conn.closed:
+            continue
+        try:
+            conn.send(None)
+        except (OSError, ValueError):
+            pass
+        conn.close()
+    deadline = time.monotonic() + timeout
+    for process in list(unreaped):
+        if process.pid is not None and process.exitcode is None:
+            process.join(max(0.0, deadline - time.monotonic()))
+    while unreaped:
+        process = unreaped[0]
+        if process.pid is not None:  # None: it never started
+            if process.exitcode is None:
                 process.terminate()
                 process.join(timeout)
-            if process.is_alive():
+            if process.exitcode is None:
                 process.kill()
                 process.join()
-            process.close()
-        self._queue.clear()
+        unreaped.pop(0)  # reaped: popped before close(), which makes pid and exitcode raise
+        process.close()
 
 
 class ThreadWorkers:
@@ -260,8 +296,10 @@ class ThreadWorkers:
                 f"data loader thread failed on batch {index}: {type(err).__name__}: {err}") from err
 
     def close(self, timeout: float = 2.0) -> None:
+        """Cancel what has not started and wait for the threads (idempotent;
+        `closed` turns true only once they are done, as for processes)."""
         if self.closed:
             return
-        self.closed = True
-        self.executor.shutdown(wait=True, cancel_futures=True)
         self._queue.clear()
+        self.executor.shutdown(wait=True, cancel_futures=True)
+        self.closed = True
