@@ -226,11 +226,11 @@ class TensorBase:
 
     @classmethod
     def zeros(cls, shape, device=None):
-        return cls.full(shape, 0, device)
+        return cls.full(_as_shape(shape, cls._D, "zeros"), 0, device)
 
     @classmethod
     def ones(cls, shape, device=None):
-        return cls.full(shape, 1, device)
+        return cls.full(_as_shape(shape, cls._D, "ones"), 1, device)
 
     @classmethod
     def empty(cls, shape, device=None):

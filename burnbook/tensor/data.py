@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+import sys
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -231,7 +232,7 @@ def coerce_array(array: np.ndarray, dtype, where: str) -> np.ndarray:
         try:
             return np.array([float(v) for v in array.reshape(-1)], dtype=dtype).reshape(array.shape)
         except OverflowError:
-            big = next(v for v in array.reshape(-1) if abs(v) > np.finfo(np.float64).max)
+            big = next(v for v in array.reshape(-1) if abs(v) > sys.float_info.max)
             raise ValueRangeError(f"{where}: {big} is too large for any float dtype") from None
     if array.dtype.kind not in "biuf":
         sample = array.reshape(-1)[0].item() if array.size else ""
