@@ -9,8 +9,12 @@ marker was never created.
 from __future__ import annotations
 
 import io
+import json
 import os
 import pickle
+import struct
+import sys
+import time
 import zipfile
 from collections import OrderedDict
 
@@ -19,8 +23,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from burnbook.importer.pytorch import LoadArgs, PyTorchFileRecorder, UnsafePickleError, read_pt  # noqa: E402
+from burnbook.importer.pytorch import (  # noqa: E402
+    LoadArgs, PyTorchFileRecorder, UnsafePickleError, read_pt, read_safetensors,
+)
 from burnbook.record import RecordError  # noqa: E402
+
+from ..bombs import GIB, MIB, deflate_zeros, peak_rss_mb, zip_archive  # noqa: E402
 
 
 class SystemCall:
@@ -217,3 +225,197 @@ def test_a_legacy_file_is_refused_without_unpickling(tmp_path) -> None:
     with pytest.raises(RecordError, match=r"legacy torch\.save file .*save it again"):
         read_pt(path)
     assert not marker.exists()
+
+
+# -- hostile archives: bombs, traversal, lying sizes ---------------------------------------
+
+
+def state_pickle(entries: dict[str, tuple[str, int, tuple, tuple]]) -> bytes:
+    """A data.pkl as torch writes it: name -> (storage key, numel, size, stride), f32."""
+    storages: dict[str, object] = {}
+
+    class Tensor:
+        def __init__(self, key: str, size: tuple, stride: tuple) -> None:
+            self.args = (storages.setdefault(key, type("S", (), {})()), 0, size, stride, False, OrderedDict())
+
+        def __reduce__(self):
+            return (torch._utils._rebuild_tensor_v2, self.args)
+
+    numels = {key: numel for key, numel, _, _ in entries.values()}
+
+    class Pickler(pickle.Pickler):
+        def persistent_id(self, obj):
+            for key, storage in storages.items():
+                if obj is storage:
+                    return ("storage", torch.FloatStorage, key, "cpu", numels[key])
+            return None
+
+    state = OrderedDict((name, Tensor(key, size, stride)) for name, (key, _, size, stride) in entries.items())
+    buf = io.BytesIO()
+    Pickler(buf, protocol=2).dump(state)
+    return buf.getvalue()
+
+
+@pytest.mark.skipif(not sys.platform.startswith(("linux", "darwin")), reason="ru_maxrss")
+def test_a_data_pkl_bomb_is_refused_with_little_memory(tmp_path) -> None:
+    # data.pkl deflates to 3 GiB of zeros: once with its true size in the
+    # header, once with the header claiming 1 MiB.
+    paths = []
+    for declared in (None, MIB):
+        path = tmp_path / f"bomb-{declared}.pt"
+        zip_archive(path, {"archive/data.pkl": (deflate_zeros(b"", 3072), 3 * GIB, declared or 3 * GIB),
+                           "archive/byteorder": b"little"})
+        assert path.stat().st_size < 4 * MIB
+        paths.append(str(path))
+    grown, printed = peak_rss_mb("from burnbook.importer.pytorch import read_pt\nfrom burnbook.record import RecordError",
+                                 f"""
+        for path in {paths!r}:
+            try:
+                read_pt(path)
+            except RecordError as err:
+                print(str(err).replace(chr(10), ' '))
+    """)
+    honest, lying = printed.splitlines()
+    assert paths[0] in honest and "data.pkl inflates to 3,221,225,472 bytes" in honest, honest
+    assert paths[1] in lying and "not a readable torch.save file" in lying, lying  # the CRC of the 1 MiB read
+    assert grown < 200, f"peak memory grew by {grown:.0f} MiB"
+
+
+def test_storage_members_must_have_the_declared_size(tmp_path) -> None:
+    pkl = state_pickle({"w": ("0", 4, (4,), (1,))})
+    path = tmp_path / "big.pt"
+    write_archive(path, pkl, {"0": np.arange(4, dtype="<f4").tobytes() + bytes(4)})
+    with pytest.raises(RecordError, match=r"big\.pt: storage archive/data/0 holds 20 bytes, more than the 16"):
+        read_pt(path)
+    write_archive(path, pkl, {"0": np.arange(4, dtype="<f4").tobytes()})
+    np.testing.assert_array_equal(read_pt(path)["w"], np.arange(4, dtype=np.float32))
+
+
+def test_a_compressed_storage_bomb_is_refused_before_inflating(tmp_path) -> None:
+    # The pickle honestly declares 512 Mi floats; the member deflates 2 GiB of
+    # zeros from 2 MB. torch.save never compresses storages.
+    numel = 1 << 29
+    path = tmp_path / "bomb.pt"
+    zip_archive(path, {"archive/data.pkl": state_pickle({"w": ("0", numel, (numel,), (1,))}),
+                       "archive/data/0": (deflate_zeros(b"", 2048), 2 * GIB, 2 * GIB)})
+    with pytest.raises(RecordError, match=r"bomb\.pt: storage archive/data/0 inflates \d+ compressed bytes to "
+                                          r"2147483648, a decompression bomb"):
+        read_pt(path)
+
+
+@pytest.mark.parametrize("name", ["../evil", "archive/../../evil", "/etc/evil", "archive\\..\\evil",
+                                  "C:/evil", "\\\\server\\share"])
+def test_entries_with_traversal_paths_are_refused(tmp_path, name: str) -> None:
+    path = tmp_path / "trav.pt"
+    write_archive(path, state_pickle({"w": ("0", 2, (2,), (1,))}), {"0": bytes(8)})
+    with zipfile.ZipFile(path, "a") as z:
+        z.writestr(name, b"x")
+    with pytest.raises(RecordError, match=r"trav\.pt: the archive holds an entry with an unsafe path"):
+        read_pt(path)
+
+
+@pytest.mark.parametrize("key", ["../../etc/passwd", "..", "a/b", ""])
+def test_storage_keys_cannot_name_other_members(tmp_path, key: str) -> None:
+    path = tmp_path / "key.pt"
+    write_archive(path, state_pickle({"w": (key, 2, (2,), (1,))}), {"0": bytes(8)})
+    with pytest.raises(RecordError, match=r"key\.pt: invalid storage reference"):
+        read_pt(path)
+
+
+def test_huge_sizes_and_dims_are_refused_at_once(tmp_path) -> None:
+    path = tmp_path / "dims.pt"
+    write_archive(path, state_pickle({"w": ("0", 2, (1,) * 100, (1,) * 100)}), {"0": bytes(8)})
+    with pytest.raises(RecordError, match=r"invalid tensor size"):
+        read_pt(path)
+    write_archive(path, state_pickle({"w": ("0", 2, (1 << 64,), (0,))}), {"0": bytes(8)})
+    with pytest.raises(RecordError, match=r"invalid tensor size"):
+        read_pt(path)
+
+
+def test_many_tensors_on_one_storage_are_refused_past_the_copy_budget(tmp_path) -> None:
+    # 6,000 views of one 4,096-float storage would copy 24 M floats (98 MB).
+    entries = {f"w{i}": ("0", 4096, (4096,), (1,)) for i in range(6_000)}
+    path = tmp_path / "views.pt"
+    write_archive(path, state_pickle(entries), {"0": bytes(4 * 4096)})
+    with pytest.raises(RecordError, match=r"views\.pt: the tensors copy more than 4 times the 4096 elements"):
+        read_pt(path)
+    honest = {"a": ("0", 4096, (64, 64), (64, 1)), "b": ("0", 4096, (64, 64), (1, 64))}  # tied, transposed
+    write_archive(path, state_pickle(honest), {"0": np.arange(4096, dtype="<f4").tobytes()})
+    got = read_pt(path)
+    np.testing.assert_array_equal(got["a"].T, got["b"])
+
+
+def test_shared_containers_nested_deep_do_not_hang(tmp_path) -> None:
+    # Each level lists the one below twice: 2**40 paths from a 1 kB pickle.
+    level: object = {"w": "not a tensor"}
+    for _ in range(40):
+        level = [level, level]
+    path = tmp_path / "dag.pt"
+    write_archive(path, pickle.dumps({"state": level}, protocol=2))
+    start = time.monotonic()
+    with pytest.raises(RecordError, match=r"dag\.pt: the saved object has more than 1,048,576 entries"):
+        read_pt(path)
+    assert time.monotonic() - start < 10
+
+
+def test_deeply_nested_and_unprintable_keys_give_record_errors(tmp_path) -> None:
+    path = tmp_path / "odd.pt"
+    write_archive(path, pickle.dumps({10 ** 5000: {"x": 1}}, protocol=2))
+    assert read_pt(path) == {}
+    with pytest.raises(RecordError, match=r"no top-level key 'm' \(<an int of 16610 bits>\)"):
+        read_pt(path, "m")
+    depth = 100_000  # EMPTY_LIST x depth, then APPEND x (depth - 1): lists nested 100,000 deep
+    write_archive(path, b"\x80\x02" + b"]" * depth + b"a" * (depth - 1) + b".")
+    with pytest.raises(RecordError, match=r"odd\.pt: (the saved object nests too deeply|not a readable)"):
+        read_pt(path)
+
+
+# -- safetensors: offsets must tile the buffer --------------------------------------------
+
+
+def safetensors_bytes(header: dict, buffer: bytes) -> bytes:
+    text = json.dumps(header).encode()
+    return struct.pack("<Q", len(text)) + text + buffer
+
+
+@pytest.mark.parametrize("offsets, size, message", [
+    ({"a": [0, 8], "b": [4, 12]}, 12, r"'b': data_offsets \[4, 12\] overlap those of tensor 'a', which end at 8"),
+    ({"a": [0, 8], "b": [0, 8]}, 8, r"overlap those of tensor 'a'"),
+    ({"a": [0, 8], "b": [12, 20]}, 20, r"'b': data_offsets \[12, 20\] leave bytes 8\.\.12 of the data buffer"),
+    ({"a": [4, 12], "b": [12, 20]}, 20, r"'a': data_offsets \[4, 12\] leave bytes 0\.\.4"),
+    ({"a": [0, 8], "b": [8, 16]}, 24, r"the tensors cover 16 bytes of the 24-byte data buffer"),
+    ({"a": [0, 8], "b": [8, 16]}, 12, r"'b': data_offsets \[8, 16\] fall outside the 12-byte data buffer"),
+])
+def test_safetensors_offsets_that_do_not_tile_the_buffer(tmp_path, offsets, size, message) -> None:
+    header = {name: {"dtype": "F32", "shape": [(end - begin) // 4], "data_offsets": [begin, end]}
+              for name, (begin, end) in offsets.items()}
+    path = tmp_path / "tile.safetensors"
+    path.write_bytes(safetensors_bytes(header, bytes(size)))
+    with pytest.raises(RecordError, match=message) as err:
+        read_safetensors(path)
+    assert str(path) in str(err.value)
+
+
+def test_safetensors_a_thousand_views_of_one_buffer_are_refused_before_copying(tmp_path) -> None:
+    header = {f"t{i}": {"dtype": "F32", "shape": [1 << 18], "data_offsets": [0, 1 << 20]} for i in range(1000)}
+    path = tmp_path / "views.safetensors"
+    path.write_bytes(safetensors_bytes(header, bytes(1 << 20)))
+    with pytest.raises(RecordError, match=r"overlap those of tensor"):
+        read_safetensors(path)
+
+
+def test_safetensors_hostile_shapes_and_headers(tmp_path) -> None:
+    path = tmp_path / "bad.safetensors"
+    header = {"w": {"dtype": "F32", "shape": [1 << 62] * 100_000, "data_offsets": [0, 8]}}
+    path.write_bytes(safetensors_bytes(header, bytes(8)))
+    start = time.monotonic()
+    with pytest.raises(RecordError, match=r"'w': 8 bytes for shape .* of F32, which needs more than 8"):
+        read_safetensors(path)
+    assert time.monotonic() - start < 5
+    path.write_bytes(struct.pack("<Q", 1 << 63) + b"{}")
+    with pytest.raises(RecordError, match=r"header length 9223372036854775808 exceeds the 2 bytes"):
+        read_safetensors(path)
+    deep = b"[" * 100_000 + b"]" * 100_000
+    path.write_bytes(struct.pack("<Q", len(deep)) + deep)
+    with pytest.raises(RecordError, match=r"nests too deeply|not valid JSON"):
+        read_safetensors(path)

@@ -17,6 +17,20 @@ before anything is called, so a file that would run `os.system` runs nothing.
 
 The legacy format (`_use_new_zipfile_serialization=False`) and TorchScript
 archives are refused with a message saying how to re-save the file.
+
+A hostile file cannot make the reader hang or run out of memory either:
+- every member is read in chunks with a cap known before reading: `data.pkl`
+  at most `MAX_PICKLE_BYTES`, a storage exactly the bytes its pickle declares
+  (numel x item size; a member larger or smaller is refused), and a
+  compressed storage at most 16 times its compressed size (torch.save
+  stores members uncompressed, so only a crafted file compresses them);
+- entry names with `..` or an absolute path are refused (nothing is
+  extracted, but no such name has an honest use);
+- a tensor's offset, sizes and strides must stay inside its storage, and
+  all the tensors together may copy at most `_COPY_FACTOR` times the
+  storages' elements (a pickle can point a thousand tensors at one storage);
+- the saved object is walked with a budget, so shared containers nested
+  forty deep (2**40 paths) do not take forever.
 """
 
 from __future__ import annotations
@@ -24,12 +38,14 @@ from __future__ import annotations
 import io
 import os
 import pickle
+import re
 import zipfile
 from collections import OrderedDict
 from typing import Any
 
 import numpy as np
 
+from burnbook._inflate import ratio_limit, read_capped
 from burnbook.record import RecordError
 from ._dtypes import bf16_bits_to_f32
 
@@ -38,7 +54,19 @@ __all__ = ["read_pt", "UnsafePickleError", "ZIP_MAGIC"]
 ZIP_MAGIC = b"PK\x03\x04"
 # A zero-stride (expanded) tensor may hold more elements than its storage;
 # past this many it is refused rather than materialised.
-_MAX_EXPANDED = 1 << 26
+_MAX_EXPANDED = 1 << 24
+# data.pkl holds names and shapes only (about 100 bytes a tensor): 64 MiB is
+# half a million tensors, far past any real state_dict.
+MAX_PICKLE_BYTES = 64 << 20
+# Tensors may share a storage (tied weights, slices of one buffer), but all
+# of them together copy at most this many times the storages' elements (plus
+# _MAX_EXPANDED for broadcast views).
+_COPY_FACTOR = 4
+# torch's sizes and strides are int64; no tensor has more dimensions than this.
+_MAX_DIMS = 64
+# Entries (dict items, list items) visited while flattening the saved object.
+_MAX_ENTRIES = 1 << 20
+_STORAGE_KEY = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
 
 class UnsafePickleError(RecordError):
@@ -67,13 +95,33 @@ _STORAGE_TYPES = {t.name: t for t in (
 )}
 
 
+class _CopyBudget:
+    """How many elements the rebuilt tensors may still copy out of storages."""
+
+    __slots__ = ("left", "storages")
+
+    def __init__(self) -> None:
+        self.left, self.storages = _MAX_EXPANDED, 0
+
+    def add_storage(self, numel: int) -> None:
+        self.storages += numel
+        self.left += _COPY_FACTOR * numel
+
+    def spend(self, numel: int, size: tuple, key: str) -> None:
+        self.left -= numel
+        if self.left < 0:
+            raise RecordError(
+                f"the tensors copy more than {_COPY_FACTOR} times the {self.storages} elements of their "
+                f"storages (a tensor of size {list(size)} from data/{key} passed the limit); refused")
+
+
 class _Storage:
     """One storage member of the archive, as a flat array of its element type."""
 
-    __slots__ = ("words", "type", "key")
+    __slots__ = ("words", "type", "key", "budget")
 
-    def __init__(self, words: np.ndarray, type_: _StorageType, key: str) -> None:
-        self.words, self.type, self.key = words, type_, key
+    def __init__(self, words: np.ndarray, type_: _StorageType, key: str, budget: _CopyBudget) -> None:
+        self.words, self.type, self.key, self.budget = words, type_, key, budget
 
 
 class _Tensor:
@@ -92,9 +140,12 @@ def _rebuild_tensor_v2(storage: Any, storage_offset: Any, size: Any, stride: Any
         raise RecordError(f"a tensor is rebuilt from {type(storage).__name__}, not from a storage")
     if not (_is_int(storage_offset) and storage_offset >= 0):
         raise RecordError(f"invalid storage offset {storage_offset!r:.80}")
-    if not (isinstance(size, tuple) and isinstance(stride, tuple) and len(size) == len(stride)
-            and all(_is_int(n) and n >= 0 for n in size) and all(_is_int(s) and s >= 0 for s in stride)):
+    if not (isinstance(size, tuple) and isinstance(stride, tuple) and len(size) == len(stride) <= _MAX_DIMS
+            and all(_is_int(n) and 0 <= n < 1 << 63 for n in size)
+            and all(_is_int(s) and 0 <= s < 1 << 63 for s in stride)):
         raise RecordError(f"invalid tensor size {size!r:.80} / stride {stride!r:.80}")
+    if not storage_offset < 1 << 63:
+        raise RecordError(f"invalid storage offset {storage_offset!r:.80}")
     words = storage.words
     native = words.dtype.newbyteorder("=")
     numel = int(np.prod(size, dtype=object)) if size else 1
@@ -109,6 +160,7 @@ def _rebuild_tensor_v2(storage: Any, storage_offset: Any, size: Any, stride: Any
         if numel > len(words) and numel > _MAX_EXPANDED:
             raise RecordError(f"tensor of size {list(size)} expands storage data/{storage.key} "
                               f"({len(words)} elements) to {numel} elements; refused")
+        storage.budget.spend(numel, size, storage.key)
         item = words.dtype.itemsize
         view = np.lib.stride_tricks.as_strided(
             words[storage_offset:], shape=size, strides=[s * item for s in stride], writeable=False)
@@ -151,6 +203,7 @@ class _RestrictedUnpickler(pickle.Unpickler):
         super().__init__(io.BytesIO(data))
         self._archive, self._prefix, self._byteorder = archive, prefix, byteorder
         self._storages: dict[tuple[str, str], _Storage] = {}
+        self._budget = _CopyBudget()
 
     def find_class(self, module: str, name: str) -> Any:
         try:
@@ -172,7 +225,8 @@ class _RestrictedUnpickler(pickle.Unpickler):
         _, type_, key, _location, numel = pid
         if not isinstance(type_, _StorageType):
             raise RecordError(f"a storage of type {str(type_)[:80]}, not a storage type")
-        if not (isinstance(key, str) and _is_int(numel) and numel >= 0):
+        if not (isinstance(key, str) and _STORAGE_KEY.fullmatch(key) and key.strip(".")
+                and _is_int(numel) and numel >= 0):
             raise RecordError(f"invalid storage reference {str(pid)[:80]}")
         cached = self._storages.get((key, type_.name))
         if cached is not None:
@@ -187,10 +241,42 @@ class _RestrictedUnpickler(pickle.Unpickler):
         if info.file_size < need:
             raise RecordError(f"storage {member} holds {info.file_size} bytes; the pickle expects {need} "
                               f"({numel} x {type_!r})")
-        raw = self._archive.read(member)
+        if info.file_size > need:
+            raise RecordError(f"storage {member} holds {info.file_size} bytes, more than the {need} the pickle "
+                              f"declares ({numel} x {type_!r}); refused")
+        if info.compress_type != zipfile.ZIP_STORED and need > ratio_limit(info.compress_size):
+            raise RecordError(f"storage {member} inflates {info.compress_size} compressed bytes to {need}, "
+                              "a decompression bomb's ratio (torch.save stores storages uncompressed); refused")
+        raw = _read_member(self._archive, info, need)
+        if len(raw) != need:
+            raise RecordError(f"storage {member} inflates to {len(raw)} bytes, not the {need} its header "
+                              "and the pickle declare")
         words = np.frombuffer(raw, dtype=dtype, count=numel)
-        storage = self._storages[(key, type_.name)] = _Storage(words, type_, key)
+        self._budget.add_storage(numel)
+        storage = self._storages[(key, type_.name)] = _Storage(words, type_, key, self._budget)
         return storage
+
+
+def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int) -> bytearray:
+    """The member's bytes, read in chunks and refused past `limit` (its header
+    may understate its size)."""
+    if info.file_size > limit:
+        raise RecordError(f"member {info.filename} inflates to {info.file_size:,} bytes, more than the "
+                          f"{limit:,} allowed; refused")
+    with archive.open(info) as stream:
+        data = read_capped(stream, limit)
+    if data is None:
+        raise RecordError(f"member {info.filename} inflates past {limit:,} bytes; refused")
+    return data
+
+
+def _check_names(names: list[str]) -> None:
+    """Refuse entry names that would escape a folder if extracted."""
+    for name in names:
+        parts = re.split(r"[/\\]", name)
+        if name.startswith(("/", "\\")) or re.match(r"[A-Za-z]:", name) or ".." in parts:
+            raise RecordError(f"the archive holds an entry with an unsafe path {name[:120]!r} "
+                              "(absolute, or with '..'); refused")
 
 
 def read_pt(path: str | os.PathLike, top_level_key: str | None = None) -> dict[str, np.ndarray]:
@@ -222,18 +308,26 @@ def read_pt(path: str | os.PathLike, top_level_key: str | None = None) -> dict[s
         raise RecordError(f"{source}: not a readable torch.save file ({type(err).__name__}: {err})") from err
     if top_level_key is not None:
         if not isinstance(obj, dict) or top_level_key not in obj:
-            keys = ", ".join(map(str, obj)) if isinstance(obj, dict) else f"it holds a {type(obj).__name__}"
+            keys = ", ".join(_key_text(k)[:80] for k in list(obj)[:20]) if isinstance(obj, dict) else (
+                f"it holds a {type(obj).__name__}")
+            keys += ", ..." if isinstance(obj, dict) and len(obj) > 20 else ""
             raise RecordError(f"{source}: no top-level key {top_level_key!r} ({keys or 'no keys'})")
         obj = obj[top_level_key]
     if isinstance(obj, _Tensor):
         raise RecordError(f"{source}: holds a single tensor, not a dict of named tensors (a state_dict)")
     out: dict[str, np.ndarray] = {}
-    _flatten(obj, "", out, set())
+    try:
+        _flatten(obj, "", out, set(), [_MAX_ENTRIES])
+    except RecordError as err:
+        raise RecordError(f"{source}: {err}") from None
+    except RecursionError:
+        raise RecordError(f"{source}: the saved object nests too deeply to be a state_dict") from None
     return out
 
 
 def _unpickle(archive: zipfile.ZipFile) -> Any:
     names = archive.namelist()
+    _check_names(names)
     if any(n.endswith("/constants.pkl") for n in names) and any("/code/" in n for n in names):
         raise RecordError("a TorchScript archive (torch.jit.save); burnbook reads torch.save files: "
                           "save the model's state_dict() with torch.save")
@@ -243,25 +337,44 @@ def _unpickle(archive: zipfile.ZipFile) -> Any:
     prefix = pickles[0].rsplit("/", 1)[0]
     byteorder = "little"
     if f"{prefix}/byteorder" in names:
-        byteorder = archive.read(f"{prefix}/byteorder").decode("ascii", "replace").strip()
+        raw = _read_member(archive, archive.getinfo(f"{prefix}/byteorder"), 64)
+        byteorder = raw.decode("ascii", "replace").strip()
         if byteorder not in ("little", "big"):
             raise RecordError(f"unknown byte order {byteorder[:20]!r}")
-    return _RestrictedUnpickler(archive.read(pickles[0]), archive, prefix, byteorder).load()
+    info = archive.getinfo(pickles[0])
+    if info.file_size > MAX_PICKLE_BYTES:
+        raise RecordError(f"{pickles[0]} inflates to {info.file_size:,} bytes; a state_dict's pickle holds "
+                          f"names and shapes only, and more than {MAX_PICKLE_BYTES:,} bytes is refused")
+    data = _read_member(archive, info, MAX_PICKLE_BYTES)
+    return _RestrictedUnpickler(bytes(data), archive, prefix, byteorder).load()
 
 
-def _flatten(obj: Any, prefix: str, out: dict[str, np.ndarray], path: set[int]) -> None:
+def _key_text(key: Any) -> str:
+    """`str(key)`, except for an int too long to print (Python refuses past 4,300 digits)."""
+    try:
+        return str(key)
+    except ValueError:
+        return f"<an int of {key.bit_length()} bits>"
+
+
+def _flatten(obj: Any, prefix: str, out: dict[str, np.ndarray], path: set[int], budget: list[int]) -> None:
     if isinstance(obj, _Tensor):
         out[prefix] = obj.array
         return
     if isinstance(obj, dict):
-        items = [(str(k), v) for k, v in obj.items()]
+        items: Any = ((_key_text(k), v) for k, v in obj.items())
     elif isinstance(obj, (list, tuple)):
-        items = [(str(i), v) for i, v in enumerate(obj)]
+        items = enumerate(obj)
     else:
         return  # numbers, strings, None: not tensors
     if id(obj) in path:
         raise RecordError(f"the saved object contains itself at {prefix!r}")
+    budget[0] -= len(obj) + 1
+    if budget[0] < 0:
+        raise RecordError(f"the saved object has more than {_MAX_ENTRIES:,} entries (containers shared many "
+                          f"times over?), at {prefix[:80]!r}; refused")
     path.add(id(obj))
     for key, value in items:
-        _flatten(value, f"{prefix}.{key}" if prefix else key, out, path)
+        if isinstance(value, (_Tensor, dict, list, tuple)):  # anything else holds no tensor
+            _flatten(value, f"{prefix}.{key}" if prefix else str(key), out, path, budget)
     path.discard(id(obj))
