@@ -35,8 +35,8 @@ What the decorator gives a class (methods written in the class body win):
 Every config is meant to be saved as standard JSON, so values JSON cannot
 hold are refused up front with a `ConfigError` naming the field: NaN and
 ±infinity in `float` fields (on construction, assignment and loading alike;
-JSON has no spelling for them, and a NaN learning rate trains silently to
-nothing), integers longer than the interpreter's digit limit
+JSON has no spelling for them, and a NaN learning rate would turn every
+weight to NaN without a word), integers longer than the interpreter's digit limit
 (`sys.get_int_max_str_digits()`), and data nested deeper than 100 levels
 (far beyond any real config, and deep enough to exhaust Python's stack).
 
