@@ -36,9 +36,10 @@ Every config is meant to be saved as standard JSON, so values JSON cannot
 hold are refused up front with a `ConfigError` naming the field: NaN and
 ±infinity in `float` fields (on construction, assignment and loading alike;
 JSON has no spelling for them, and a NaN learning rate would turn every
-weight to NaN without a word), integers longer than the interpreter's digit limit
-(`sys.get_int_max_str_digits()`), and data nested deeper than 100 levels
-(far beyond any real config, and deep enough to exhaust Python's stack).
+weight to NaN without a word), integers longer than the interpreter's
+digit limit (`sys.get_int_max_str_digits()`), and data nested deeper than
+100 levels (far beyond any real config, and deep enough to exhaust
+Python's stack).
 
 A nested config is saved as its dict. When the value's class is not exactly
 the annotated one (a union of configs, or a subclass of the annotated config
