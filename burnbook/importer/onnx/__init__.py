@@ -6,8 +6,9 @@
 `build_model(path)` gives the same model in memory. Modules: `graph` (parse,
 opset, value info), `ops` (the operator table and the walk over a graph;
 its emitters by family in `ops_math`, `ops_nn`, `ops_layout`), `codegen`
-(the source writer), `modelgen` (the builder), `runtime` (the helpers
-generated code calls).
+(the source writer), `guard` (the allowlist every generated module passes
+before it runs or is written), `modelgen` (the builder), `runtime` (the
+helpers generated code calls).
 """
 
 from .graph import MIN_OPSET, OnnxImportError

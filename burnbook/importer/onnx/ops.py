@@ -76,11 +76,12 @@ def check_graph(graph: Graph) -> list[str]:
     missing: dict[str, int] = {}
     for node in graph.nodes:
         if node.domain not in ("", "ai.onnx"):
-            missing[f"{node.domain}.{node.op_type}"] = missing.get(f"{node.domain}.{node.op_type}", 0) + 1
+            key = _printable(f"{node.domain}.{node.op_type}")
+            missing[key] = missing.get(key, 0) + 1
             continue
         entry = TABLE.get(node.op_type)
         if entry is None:
-            missing[node.op_type] = missing.get(node.op_type, 0) + 1
+            missing[_printable(node.op_type)] = missing.get(_printable(node.op_type), 0) + 1
             continue
         wrong_types = _attribute_type_problems(node, graph.opset)
         checker = entry[1]
@@ -95,6 +96,12 @@ def check_graph(graph: Graph) -> list[str]:
         listed = ", ".join(f"{k} (x{n})" if n > 1 else k for k, n in sorted(missing.items()))
         problems.insert(0, f"unsupported operators: {listed}")
     return problems
+
+
+def _printable(text: str) -> str:
+    """`text` as it is when it is plain printable ASCII, else escaped, so a
+    name from the file cannot break up or recolour an error message."""
+    return text if text.isascii() and text.isprintable() else ascii(text)
 
 
 def _attribute_type_problems(node: Any, opset: int) -> list[str]:
