@@ -17,7 +17,10 @@ def relu(t: Tensor) -> Tensor:
 
 
 def leaky_relu(t: Tensor, negative_slope: float = 0.01) -> Tensor:
-    return t.mask_where(t.lower_elem(0.0), t.mul_scalar(negative_slope))
+    """x for x > 0, negative_slope * x otherwise. At exactly 0 the gradient is
+    negative_slope, as in PyTorch and as relu's is 0 there (Burn's own mask
+    gives 1), so leaky_relu with slope 0 is relu, gradient included."""
+    return t.mask_where(t.lower_equal_elem(0.0), t.mul_scalar(negative_slope))
 
 
 def sigmoid(t: Tensor) -> Tensor:

@@ -26,6 +26,7 @@ import argparse
 import math
 import time
 import traceback
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -81,6 +82,11 @@ class Program:
         r = self.rng
         if kind == "f":
             arr = r.uniform(lo, hi, size=shape).astype(np.float32)
+            u = r.random()
+            if u < 0.3:  # exact zeros, as relu outputs and padding make them
+                arr[r.random(size=shape) < 0.3] = 0.0
+            elif u < 0.45:  # exact ties
+                arr = np.round(arr * 2) / 2
         elif kind == "i":
             arr = r.integers(-6, 7, size=shape).astype(np.int64)
         else:
@@ -98,7 +104,8 @@ class Program:
         torch refuses, burnbook must refuse too (the op is then dropped)."""
         self.trace.append(name)
         try:
-            with np.errstate(all="ignore"):
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # torch's var of an empty dim, say
                 t = ft(*[v.t for v in vals])
         except (RuntimeError, IndexError, ValueError) as err:
             try:
@@ -138,7 +145,7 @@ class Program:
 
     def partner(self, v: Val, kind: str = "f", broadcast: bool = True) -> Val:
         """Another value for a binary op: an earlier one whose shape fits, or a new leaf."""
-        fits = [w for w in self.values if w.kind == kind and w is not v and w.rank == v.rank
+        fits = [w for w in self.values if w.kind == kind and w.rank == v.rank
                 and (w.shape == v.shape or broadcast and _broadcasts(w.shape, v.shape))]
         if fits and self.rng.random() < 0.4:
             return self.pick(fits)
@@ -296,9 +303,9 @@ def kinked(p: Program, v: Val) -> Val:
 @op(FLOAT_OPS)
 def softplus(p: Program, v: Val) -> Val:
     beta = p.pick([1.0, 2.0, 0.5])
-    # torch switches to x above threshold 20; Burn's formula is exact there.
+    # Above beta*x = 20 torch returns x; Burn's exact formula differs by < 1e-8 there.
     return p.apply(f"softplus(beta={beta})", lambda b: act.softplus(b, beta),
-                   lambda t: torch.nn.functional.softplus(t, beta, threshold=1e4), "f", v)
+                   lambda t: torch.nn.functional.softplus(t, beta), "f", v)
 
 
 @op(FLOAT_OPS)
@@ -479,7 +486,104 @@ def to_int(p: Program, v: Val) -> Val:
     return p.apply("int()", lambda b: b.int(), lambda t: t.detach().to(torch.int64), "i", v)
 
 
+@op(FLOAT_OPS)
+def powers(p: Program, v: Val) -> Val:
+    name = p.pick(["powi(int tensor)", "** tensor", "2 ** x", "powf(tensor)"])
+    if name == "powi(int tensor)":
+        e = p.leaf(p.partner_shape(v.shape), "i")
+        return p.apply(f"powi(x^2+1, {e.shape})", lambda a, k: _sq1(a).powi(k.clamp(-2, 2)),
+                       lambda a, k: _sq1(a) ** k.clamp(-2, 2).float(), "f", v, e)
+    if name == "2 ** x":
+        bounded(v, 20.0)
+        return p.apply(name, lambda a: 2.0 ** a, lambda a: 2.0 ** a, "f", v)
+    w = p.partner(v)
+    return p.apply(f"{name}(x^2+1, tanh {w.shape})", lambda a, b: _sq1(a) ** b.tanh(),
+                   lambda a, b: _sq1(a) ** b.tanh(), "f", v, w)
+
+
+@op(FLOAT_OPS)
+def var_mean(p: Program, v: Val) -> Val:
+    d = p.dim(v)
+    if v.shape[d] < 2:
+        raise Skip("var of one value")
+    bias = p.rng.random() < 0.5
+    name = "var_mean_bias" if bias else "var_mean"
+    c = 0 if bias else 1
+    p.apply(f"{name}({d})[1]", lambda b: getattr(b, name)(d)[1], lambda t: t.mean(d, keepdim=True), "f", v)
+    return p.apply(f"{name}({d})[0]", lambda b: getattr(b, name)(d)[0],
+                   lambda t: t.var(d, correction=c, keepdim=True), "f", v)
+
+
+@op(FLOAT_OPS, INT_OPS)
+def like(p: Program, v: Val) -> Val:
+    name = p.pick(["zeros_like", "ones_like", "full_like", "detach", "self-op"])
+    if name == "detach":
+        return p.apply(name, lambda b: b.detach(), lambda t: t.detach(), v.kind, v)
+    if name == "self-op":  # one value used twice: the graph joins again
+        return p.apply("x * x + x", lambda b: b * b + b, lambda t: t * t + t, v.kind, v)
+    if name == "full_like":
+        s = 3 if v.kind == "i" else 1.5
+        return p.apply(f"full_like({s})", lambda b: b.full_like(s), lambda t: torch.full_like(t, s), v.kind, v)
+    return p.apply(name, lambda b: getattr(b, name)(), getattr(torch, name), v.kind, v)
+
+
+@op(FLOAT_OPS, INT_OPS)
+def refused(p: Program, v: Val) -> Val:
+    """Inputs torch refuses (shapes that do not broadcast, indices out of
+    range): burnbook must refuse them too, and `apply` drops the op."""
+    name = p.pick(["add", "gather", "select", "matmul"])
+    if name == "add":
+        shape = [s + 1 if s > 1 else 2 for s in v.shape]
+        w = p.leaf(shape, v.kind)
+        return p.apply(f"add(·, {shape}) refused", lambda a, b: a.add(b), torch.add, v.kind, v, w)
+    d = p.dim(v)
+    size = v.shape[d]
+    bad = p.pick([size, size + 2, -1])
+    if name == "select":
+        idx = Val(Tensor[p.B, 1, Int].from_data(np.array([0, bad])), torch.tensor([0, bad]), "i")
+        return p.apply(f"select({d}, [0, {bad}]) refused", lambda b, i: b.select(d, i),
+                       lambda t, i: t.index_select(d, i), v.kind, v, idx)
+    if name == "gather":
+        arr = np.zeros(v.shape, np.int64)
+        if arr.size == 0:
+            raise Skip("empty")
+        arr.reshape(-1)[-1] = bad
+        idx = Val(Tensor[p.B, v.rank, Int].from_data(arr), torch.tensor(arr), "i")
+        return p.apply(f"gather({d}, {arr.tolist()}) refused", lambda b, i: b.gather(d, i),
+                       lambda t, i: t.gather(d, i), v.kind, v, idx)
+    if v.rank < 2 or v.kind != "f":
+        raise Skip("matmul")
+    w = p.leaf(v.shape[:-2] + [v.shape[-1] + 1, 2])
+    return p.apply(f"matmul(·, {w.shape}) refused", lambda a, b: a.matmul(b), torch.matmul, "f", v, w)
+
+
 # -- Int -------------------------------------------------------------------------
+@op(INT_OPS)
+def int_more(p: Program, v: Val) -> Val:
+    name = p.pick(["mean", "remainder_scalar", "remainder", "one_hot", "sign"])
+    if name == "mean":
+        # Burn's Int mean truncates toward zero.
+        if v.t.numel() == 0:
+            raise Skip("empty")
+        return p.apply("mean", lambda b: b.mean(),
+                       lambda t: torch.div(t.sum(), t.numel(), rounding_mode="trunc").reshape(1), "i", v)
+    if name == "remainder_scalar":
+        s = p.pick([2, 3, -2, -5])
+        return p.apply(f"remainder_scalar({s})", lambda b: b.remainder_scalar(s),
+                       lambda t: torch.remainder(t, s), "i", v)
+    if name == "remainder":
+        w = p.leaf(v.shape, "i")
+        return p.apply(f"remainder(·, |{w.shape}|+1)", lambda a, b: a.remainder(b.abs().add_scalar(1)),
+                       lambda a, b: torch.remainder(a, b.abs() + 1), "i", v, w)
+    if name == "sign":
+        return p.apply("sign", lambda b: b.sign(), torch.sign, "i", v)
+    if v.rank != 1 or v.t.numel() == 0 or int(v.t.min()) < 0 or int(v.t.max()) > 8:
+        raise Skip("one_hot needs small non-negative indices")
+    n = int(v.t.max()) + 1 + int(p.rng.integers(0, 3))
+    return p.apply(f"one_hot_indices({n})", lambda b: b.one_hot_indices(n),
+                   lambda t: torch.nn.functional.one_hot(t, n), "i", v)
+
+
 @op(INT_OPS, INT_OPS)
 def int_arith(p: Program, v: Val) -> Val:
     bounded(v, 1e4)
@@ -759,7 +863,8 @@ def play(p: Program, steps: int = 6) -> Program:
     first disagreement (p.trace then shows the program up to it)."""
     rng = p.rng
     rank = int(rng.integers(1, 4))
-    cur = p.leaf([int(rng.integers(1, 4)) for _ in range(rank)])
+    kind = "f" if rng.random() < 0.6 else ("i" if rng.random() < 0.6 else "b")
+    cur = p.leaf([int(rng.integers(1, 4)) for _ in range(rank)], kind)
     p.values.append(cur)
     done = tries = 0
     while done < steps and tries < steps * 8:

@@ -133,3 +133,24 @@ def test_log_sigmoid_gradient_at_zero_is_one_half(backend):
     if backend.is_autodiff:
         grads = activation.log_sigmoid(x).sum().backward()
         assert x.grad(grads).to_numpy()[:2].tolist() == [0.5, 0.5]
+
+
+def test_leaky_relu_gradient_at_zero_is_the_slope(backend):
+    # As torch, and as relu's 0 there: leaky_relu with slope 0 is relu.
+    values = [0.0, -0.0, 1.5, -2.0]
+    x, tx = floats(backend, values), leaf(values)
+    out, tout = activation.leaky_relu(x, 0.1), torch.nn.functional.leaky_relu(tx, 0.1)
+    assert_tensor(out, tout.detach().numpy())
+    assert_grad(backend, out, x, tx, tout)
+
+
+def test_chunk_of_an_empty_dim_gives_empty_chunks(backend):
+    x = floats(backend, np.zeros((2, 0)))
+    chunks = x.chunk(3, 1)
+    want = torch.zeros(2, 0).chunk(3, 1)
+    assert [c.dims() for c in chunks] == [list(c.shape) for c in want]
+
+
+def test_not_equal_elem(backend):
+    x = floats(backend, [1.0, 2.0, 2.0])
+    assert_tensor(x.not_equal_elem(2.0), torch.tensor([1.0, 2.0, 2.0]).ne(2.0).numpy())
