@@ -39,7 +39,7 @@ from .checkpoint import (
 )
 from .early_stopping import EarlyStoppingStrategy, MetricEarlyStoppingStrategy, NoImprovementSince, StoppingCondition
 from .learner import Learner, LearnerBuilder, LearnerSummary, TrainingInterrupter
-from .logger import FileMetricLogger, InMemoryMetricLogger, MetricLogger
+from .logger import FileMetricLogger, InMemoryMetricLogger, MetricLogError, MetricLogger
 from .metric import (
     AccuracyInput, AccuracyMetric, Adaptor, CpuMemory, CpuTemperature, CpuUse, CudaMetric, GpuTemperature,
     LearningRateMetric, LossInput, LossMetric, Metric, MetricEntry, MetricMetadata, Numeric, adaptor,
@@ -61,6 +61,7 @@ __all__ = [
     "CpuUse", "CpuMemory", "CpuTemperature", "CudaMetric", "GpuTemperature",
     # store, loggers, checkpoints, early stopping
     "Aggregate", "Direction", "Split", "EventStore", "MetricLogger", "FileMetricLogger", "InMemoryMetricLogger",
+    "MetricLogError",
     "FileCheckpointer", "CheckpointingStrategy", "KeepLastNCheckpoints", "MetricCheckpointingStrategy",
     "ComposedCheckpointingStrategy", "Save", "Delete",
     "EarlyStoppingStrategy", "MetricEarlyStoppingStrategy", "StoppingCondition", "NoImprovementSince",

@@ -14,6 +14,11 @@ Writing is atomic: lines are kept in memory and each file is rewritten whole
 through `burnbook._atomic` at most every `flush_seconds` and at the end of
 the epoch, so a killed run leaves complete lines only, never a torn file. A
 resumed run rewrites the epoch it restarts.
+
+Reading a log back gives each numeric line's value and item count
+(`read_numeric_weighted`); the store weights epoch means by the counts, so a
+line "0.5,400000000" costs one pair, not a list of 400 million values. A
+malformed numeric line is a `MetricLogError` naming the file and the line.
 """
 
 from __future__ import annotations
@@ -26,7 +31,8 @@ from typing import Protocol, runtime_checkable
 from burnbook._atomic import atomic_write
 from .metric.base import MetricEntry, NumericEntry
 
-__all__ = ["MetricLogger", "FileMetricLogger", "InMemoryMetricLogger", "EPOCH_PREFIX", "log_file_name"]
+__all__ = ["MetricLogger", "FileMetricLogger", "InMemoryMetricLogger", "MetricLogError", "EPOCH_PREFIX",
+           "log_file_name"]
 
 EPOCH_PREFIX = "epoch-"
 
@@ -36,9 +42,18 @@ def log_file_name(metric_name: str) -> str:
     return metric_name.replace(" ", "_").replace(os.sep, "_") + ".log"
 
 
+class MetricLogError(ValueError):
+    """A numeric line of a metric log that cannot be read; the message names
+    the file (or logger), the line number and what is wrong."""
+
+
 @runtime_checkable
 class MetricLogger(Protocol):
-    """Receives every metric entry of one split (Burn's `MetricLogger`)."""
+    """Receives every metric entry of one split (Burn's `MetricLogger`).
+
+    A logger may also offer `read_numeric_weighted(name, epoch)`, the
+    (value, item count) pairs, which the store prefers for epoch means.
+    """
 
     def log(self, item: MetricEntry) -> None:
         """Record one entry of the current epoch."""
@@ -49,7 +64,7 @@ class MetricLogger(Protocol):
         ...
 
     def read_numeric(self, name: str, epoch: int) -> list[float]:
-        """The numeric values logged for metric `name` during `epoch`."""
+        """The numeric values logged for metric `name` during `epoch`, one per line."""
         ...
 
 
@@ -98,14 +113,19 @@ class FileMetricLogger:
         self.epoch = epoch + 1
 
     def read_numeric(self, name: str, epoch: int) -> list[float]:
+        return [value for value, _ in self.read_numeric_weighted(name, epoch)]
+
+    def read_numeric_weighted(self, name: str, epoch: int) -> list[tuple[float, int]]:
+        """(value, item count) per numeric line; a plain value counts 1."""
+        path = self.file_path(name, epoch)
         if epoch == self.epoch and name in self._lines:
             lines = self._lines[name]
         else:
             try:
-                lines = self.file_path(name, epoch).read_text().splitlines()
+                lines = path.read_text().splitlines()
             except (FileNotFoundError, NotADirectoryError):
                 return []
-        return _numbers(lines)
+        return _entries(lines, str(path))
 
     def epochs(self) -> int:
         """The highest epoch folder present (0 when none)."""
@@ -138,19 +158,25 @@ class InMemoryMetricLogger:
         self.epoch = epoch + 1
 
     def read_numeric(self, name: str, epoch: int) -> list[float]:
-        return _numbers(self.values.get(name, {}).get(epoch, []))
+        return [value for value, _ in self.read_numeric_weighted(name, epoch)]
+
+    def read_numeric_weighted(self, name: str, epoch: int) -> list[tuple[float, int]]:
+        """(value, item count) per numeric entry; a plain value counts 1."""
+        return _entries(self.values.get(name, {}).get(epoch, []), f"in-memory log of {name!r}, epoch {epoch}")
 
     def __repr__(self) -> str:
         return f"InMemoryMetricLogger({len(self.values)} metrics)"
 
 
-def _numbers(lines: list[str]) -> list[float]:
-    """The numeric lines' values; other lines ("not available") are skipped.
-    A "value,count" line (Burn 0.13's form) counts `count` times."""
-    out: list[float] = []
-    for line in lines:
-        parsed = NumericEntry.deserialize(line)
+def _entries(lines: list[str], where: str) -> list[tuple[float, int]]:
+    """(value, count) of the numeric lines; text lines ("not available") are
+    skipped, a malformed numeric line raises `MetricLogError` naming `where`."""
+    out: list[tuple[float, int]] = []
+    for number, line in enumerate(lines, 1):
+        try:
+            parsed = NumericEntry.deserialize(line)
+        except ValueError as err:
+            raise MetricLogError(f"{where}, line {number} ({line[:60]!r}): {err}") from None
         if parsed is not None:
-            value, weight = parsed
-            out.extend([value] * max(weight, 1) if weight != 1 else [value])
+            out.append(parsed)
     return out

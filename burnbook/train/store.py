@@ -4,7 +4,8 @@ epoch E?", which early stopping, checkpoint selection and the summary ask.
 
 The answer is read back from the loggers, as in Burn, so a resumed run sees
 the epochs the interrupted run logged to files. Aggregates of finished
-epochs are cached.
+epochs are cached. A mean weights each logged value by the items it covers
+(Burn 0.13's "value,count" lines), never expanding a line into copies.
 """
 
 from __future__ import annotations
@@ -96,15 +97,17 @@ class EventStore:
         key = (name, epoch, aggregate, split)
         if key in self._cache:
             return self._cache[key]
-        values: list[float] = []
+        pairs: list[tuple[float, int]] = []
         for logger in self.loggers[split]:
-            values = logger.read_numeric(name, epoch)
-            if values:
+            weighted = getattr(logger, "read_numeric_weighted", None)
+            pairs = weighted(name, epoch) if callable(weighted) else [(v, 1) for v in logger.read_numeric(name, epoch)]
+            if pairs:
                 break
-        values = [v for v in values if not math.isnan(v)]
-        if not values:
+        pairs = [(v, n) for v, n in pairs if n > 0 and not math.isnan(v)]
+        if not pairs:
             return None
-        value = sum(values) / len(values)
+        # The mean over items, each line weighted by the items it covers.
+        value = sum(v * n for v, n in pairs) / sum(n for _, n in pairs)
         if epoch < self._current[split]:  # finished: it will not change
             self._cache[key] = value
         return value

@@ -128,7 +128,10 @@ def is_numeric(metric: Any) -> bool:
 class NumericEntry:
     """Parsing and writing the numeric lines of metric logs: a plain value
     ("0.25"), or a value and the number of items it covers ("0.25,64", the
-    Burn 0.13 form, read but not written)."""
+    Burn 0.13 form, read but not written). Epoch means weight each line by
+    its count; nothing ever expands a line into `count` copies."""
+
+    MAX_COUNT: ClassVar[int] = 2**31 - 1
 
     @staticmethod
     def serialize(value: float) -> str:
@@ -136,14 +139,22 @@ class NumericEntry:
 
     @staticmethod
     def deserialize(line: str) -> tuple[float, int] | None:
-        """(value, weight), or None when the line is not numeric."""
+        """(value, count), or None when the line is not numeric (text such as
+        "not available"). A number followed by anything but one count, a
+        decimal integer from 0 to `MAX_COUNT`, raises `ValueError` saying why."""
         parts = line.strip().split(",")
         try:
             value = float(parts[0])
-            weight = int(parts[1]) if len(parts) == 2 else 1
-        except (ValueError, IndexError):
+        except ValueError:
             return None
-        return (value, weight) if len(parts) <= 2 else None
+        if len(parts) == 1:
+            return value, 1
+        if len(parts) > 2:
+            raise ValueError(f"{len(parts)} comma-separated fields, where a numeric line is 'value' or 'value,count'")
+        count = parts[1].strip()
+        if not (_COUNT.fullmatch(count) and int(count) <= NumericEntry.MAX_COUNT):
+            raise ValueError(f"the item count {count[:40]!r} is not an integer from 0 to {NumericEntry.MAX_COUNT:,}")
+        return value, int(count)
 
 
 def format_float(value: float, precision: int) -> str:
@@ -157,6 +168,7 @@ def format_float(value: float, precision: int) -> str:
     return f"{value:.{precision}f}"
 
 
+_COUNT = re.compile(r"[0-9]{1,19}")
 _RUNNING = re.compile(r"^epoch (?P<epoch>.+?) - batch (?P<batch>.+)$")
 
 
