@@ -1,7 +1,8 @@
 """ONNX import runs no code from the file: injection payloads go into every
 string field of a model (graph, node, input, output, initializer and
 value_info names, symbolic dims, doc strings, producer, domains, metadata,
-attribute strings, string tensors), and the test asserts, independently of
+attribute names and strings, operator types, denotations, string tensors,
+sparse initializers, model-local functions), and the test asserts, independently of
 the importer's own checks, that nothing ran: each payload, were it executed,
 would create a sentinel folder in the test's working directory. Models whose
 names are merely odd must still import, compile and compute the right thing;
@@ -94,11 +95,12 @@ def _model(over: dict[str, str]) -> onnx.ModelProto:
     ]
     for t in inits:
         t.doc_string = o("doc", "an initializer")
-    relu_extra = {"note": o("unknown_attribute", "plain")}  # an attribute Relu does not define, ignored
+    # attributes Relu does not define, which the importer ignores
+    relu_extra = {"note": o("unknown_attribute", "plain"), o("attribute_name", "tag"): 1}
     nodes = [
         helper.make_node("MatMul", [x, w], [hid], name=o("node", "matmul"), doc_string=o("doc", "d")),
         helper.make_node("Mul", [hid, c], ["M"], name="mul", domain=o("node_domain", "")),
-        helper.make_node("Relu", ["M"], ["R"], name="relu", **relu_extra),
+        helper.make_node(o("op_type", "Relu"), ["M"], ["R"], name="relu", **relu_extra),
         helper.make_node("Softmax", ["R"], [y], name="softmax", axis=1),
         helper.make_node("Constant", [], ["K"], value=helper.make_tensor(
             "k", TensorProto.STRING, [1], [o("string_tensor", "k").encode()])),
@@ -107,6 +109,8 @@ def _model(over: dict[str, str]) -> onnx.ModelProto:
         nodes[3].attribute[0].CopyFrom(helper.make_attribute("axis", over["string_attribute"]))
     if "operand_string_tensor" in over:  # a string tensor used as an operand
         inits[1] = helper.make_tensor(c, TensorProto.STRING, [4], [over["operand_string_tensor"].encode()] * 4)
+    for a in nodes[2].attribute:
+        a.doc_string = o("doc", "an attribute")
     dim = o("dim_param", "N")
     graph = helper.make_graph(
         nodes, o("graph", "g"),
@@ -120,18 +124,29 @@ def _model(over: dict[str, str]) -> onnx.ModelProto:
                               producer_version=o("producer_version", "1"), domain=o("domain", "org.example"),
                               doc_string=o("doc", "a model"))
     onnx.helper.set_model_props(model, {o("metadata_key", "k"): o("metadata_value", "v")})
+    x_type = model.graph.input[0].type
+    x_type.denotation = o("denotation", "TENSOR")
+    x_type.tensor_type.shape.dim[0].denotation = o("denotation", "DATA_BATCH")
+    sparse = numpy_helper.from_array(np.ones(2, np.float32), o("sparse_name", "sv"))
+    model.graph.sparse_initializer.append(helper.make_sparse_tensor(
+        sparse, numpy_helper.from_array(np.array([0, 3], np.int64), o("sparse_name", "si")), [4]))
+    fn = o("function", "f")  # a model-local function nothing calls
+    model.functions.append(helper.make_function(
+        fn + ".domain", fn, ["a"], ["b"], [helper.make_node("Relu", ["a"], ["b"])],
+        [helper.make_opsetid("", OPSET)], doc_string=fn))
     return model
 
 
 FIELDS = ["graph", "node", "input", "output", "initializer", "const", "value_info", "dim_param", "doc",
           "producer", "producer_version", "domain", "opset_domain", "metadata_key", "metadata_value",
-          "string_tensor", "string_tensor_name", "unknown_attribute"]
+          "string_tensor", "string_tensor_name", "unknown_attribute", "attribute_name", "denotation",
+          "sparse_name", "function"]
 """Fields whose payload must import fine (the model merely has odd strings)."""
 
-REFUSED = ["node_domain", "string_attribute", "operand_string_tensor"]
+REFUSED = ["node_domain", "op_type", "string_attribute", "operand_string_tensor"]
 """Fields where any payload makes the model one burnbook cannot import."""
 
-NAME_FIELDS = {"input", "output", "initializer", "const", "value_info", "string_tensor_name"}
+NAME_FIELDS = {"input", "output", "initializer", "const", "value_info", "string_tensor_name", "sparse_name"}
 
 
 def _all_fields(payload: str) -> dict[str, str]:

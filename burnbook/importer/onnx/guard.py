@@ -88,9 +88,12 @@ def check_source(source: str, class_name: str | None = "Model", origin: str = "t
         _check_text(source)
         try:
             tree = ast.parse(source)
-        except (SyntaxError, ValueError) as err:
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as err:
             raise _Refused(None, f"the code does not parse ({type(err).__name__}: {err})") from err
-        _Checker(class_name).module(tree)
+        try:
+            _Checker(class_name).module(tree)
+        except RecursionError:
+            raise _Refused(None, "expressions nested too deeply to check") from None
     except _Refused as refused:
         where = f"line {refused.line}: " if refused.line is not None else ""
         raise OnnxImportError(
