@@ -18,7 +18,7 @@ import numpy as np
 
 from burnbook.backend.base import FLOAT_OPS, Backend, broadcast_shape
 from . import display
-from .data import Shape, TensorData, as_dims, coerce_array, flatten_nested
+from .data import Shape, TensorData, as_dims, coerce_array, flatten_nested, int_scalar
 from .distribution import Distribution
 from .kind import Bool, DType, Float, Int, Kind
 
@@ -222,6 +222,8 @@ class TensorBase:
         if cls._K is Bool:
             array = np.full(shape, bool(fill_value))
             return cls._wrap(cls._B.bool_from_data(array, dev))
+        if cls._K is Int:
+            fill_value = int_scalar(fill_value, "full")
         return cls._wrap(getattr(cls._B, cls._K.prefix + "_full")(shape, fill_value, dev))
 
     @classmethod
@@ -271,6 +273,9 @@ class TensorBase:
         """Int values start, start+step, ... before end."""
         if cls._D != 1:
             raise ValueError(f"arange gives a rank-1 tensor, not rank {cls._D}")
+        for name, v in (("start", start), ("end", end), ("step", step)):
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+                raise TypeError(f"arange: {name} must be an int, got {v!r} ({type(v).__name__})")
         if step == 0:
             raise ValueError("arange_step: step must not be 0")
         p = cls._B.int_arange(int(start), int(end), int(step), cls._device(device))

@@ -15,6 +15,25 @@ class ValueRangeError(OverflowError, ValueError):
     `ValueError`, so either `except` catches it."""
 
 
+_I64_MIN, _I64_MAX = -2 ** 63, 2 ** 63 - 1
+
+
+def int_scalar(value, op: str) -> int:
+    """`value` as an i64 scalar: ints and integral floats; a fraction is a
+    `TypeError`, a value beyond i64 (or NaN, inf) a `ValueRangeError`."""
+    if isinstance(value, (float, np.floating)) and not float(value).is_integer():
+        if not np.isfinite(value):
+            raise ValueRangeError(f"{op}: an Int tensor (i64) has no value for the scalar {value}")
+        raise TypeError(f"{op}: Int tensor with the non-integer scalar {value}; convert with .float() first")
+    if not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{op}: expected a number for an Int tensor, got {value!r} ({type(value).__name__})")
+    v = int(value)
+    if not _I64_MIN <= v <= _I64_MAX:
+        raise ValueRangeError(f"{op}: the scalar {value} is outside the range of this Int tensor's "
+                              f"i64 [{_I64_MIN}, {_I64_MAX}]; use a Float tensor for larger values")
+    return v
+
+
 def as_dim(value, op: str, arg: str = "shape", allow: tuple[int, ...] = ()) -> int:
     """`value` as a size: a non-negative Python or NumPy int (bool refused,
     it is almost always a mistake). `allow` lists sentinels such as -1."""

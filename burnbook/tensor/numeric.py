@@ -9,11 +9,10 @@ from __future__ import annotations
 import numpy as np
 
 from .core import TensorBase
-from .data import ValueRangeError
+from .data import ValueRangeError, int_scalar
 from .kind import Bool, Float, Int
 
 _Number = (int, float, np.number, bool)
-_I64 = 2 ** 63
 
 
 class NumericOps:
@@ -22,13 +21,7 @@ class NumericOps:
     # -- helpers -----------------------------------------------------------------
     def _scalar(self, s, op: str):
         if self._K is Int:
-            if isinstance(s, (float, np.floating)) and not float(s).is_integer():
-                raise TypeError(f"{op}: Int tensor with the non-integer scalar {s}; convert with .float() first")
-            v = int(s)
-            if not -_I64 <= v < _I64:
-                raise ValueRangeError(f"{op}: the scalar {s} is outside the range of this Int tensor's "
-                                      f"{self.dtype} [{-_I64}, {_I64 - 1}]; use a Float tensor for larger values")
-            return v
+            return int_scalar(s, op)
         try:
             return float(s)
         except OverflowError:

@@ -186,3 +186,25 @@ def test_only_float_op_warnings_are_muted():
     assert any("divide by zero encountered in floor_divide" in m for m in seen["int_div"])
     assert any("invalid value encountered in cast" in m for m in seen["cast"])
     assert any("divide by zero encountered in log" in m for m in seen["user"])  # the reader's own NumPy
+
+
+@pytest.mark.parametrize("fill, error, shown", [
+    (2.5, TypeError, "non-integer scalar 2.5"),
+    (2 ** 63, ValueRangeError, "9223372036854775808"),
+    (float("nan"), ValueRangeError, "nan"),
+    ("1", TypeError, "'1'"),
+])
+def test_int_full_refuses_fills_without_an_i64(backend, fill, error, shown):
+    with pytest.raises(error) as err:
+        Tensor[backend, 1, Int].full([2], fill)
+    assert "full" in str(err.value) and shown in str(err.value)
+    assert Tensor[backend, 1, Int].full([2], 3.0).to_numpy().tolist() == [3, 3]
+
+
+@pytest.mark.parametrize("args, shown", [((0.5, 3), "start"), ((0, 3.7), "end"), ((0, None), "end"),
+                                         ((True, 3), "start")])
+def test_arange_takes_ints_only(backend, args, shown):
+    with pytest.raises(TypeError, match=f"arange: {shown} must be an int"):
+        Tensor[backend, 1, Int].arange(*args)
+    with pytest.raises(TypeError, match="arange: step must be an int, got 1.5"):
+        Tensor[backend, 1, Int].arange_step(0, 3, 1.5)
