@@ -291,3 +291,26 @@ def test_modelgen_files_compile_and_import(in_tmp):
             del sys.modules[name]
         np.testing.assert_allclose(out, _reference(X), rtol=1e-5, atol=1e-6)
     _assert_nothing_ran(in_tmp)
+
+
+def _one_node_model(nodes, inits=(), shape=(5,)):
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, list(shape))],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, list(shape))], list(inits))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+
+
+def test_malformed_tensors_and_nodes_are_refused_by_name():
+    """Hostile structure around the strings ends in an OnnxImportError that
+    names the tensor, value or node, never in an IndexError or a NumPy error."""
+    short = TensorProto(name="W", data_type=TensorProto.FLOAT, dims=[5], float_data=[1.0, 2.0])
+    with pytest.raises(OnnxImportError, match="tensor 'W' cannot be read"):
+        generate(_one_node_model([helper.make_node("Add", ["X", "W"], ["Y"])], [short]))
+    starts = helper.make_tensor("S", TensorProto.STRING, [1], [b"1"])  # a string tensor read as ints
+    with pytest.raises(OnnxImportError, match="value 'S' has element type 8"):
+        generate(_one_node_model([helper.make_node("Slice", ["X", "S", "S"], ["Y"])], [starts]))
+    no_output = helper.make_node("Gelu", ["X"], [], approximate="bogus")
+    with pytest.raises(OnnxImportError, match="node '<Gelu without outputs>': Gelu approximate='bogus'"):
+        generate(_one_node_model([no_output, helper.make_node("Relu", ["X"], ["Y"])]))
+    # a Constant with no output is inert: the model still imports
+    generate(_one_node_model([helper.make_node("Constant", [], [], value_float=1.0),
+                              helper.make_node("Relu", ["X"], ["Y"])]))

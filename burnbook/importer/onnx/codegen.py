@@ -55,6 +55,11 @@ def quote(text: str) -> str:
     return ascii(str(text))
 
 
+def _no_kind(name: str, v: Value) -> OnnxImportError:
+    what = v.dtype if str(v.dtype).startswith(("element type", "sequence", "map", "optional")) else f"{v.dtype} elements"
+    return OnnxImportError(f"value {name!r} has {what}, which burnbook tensors cannot hold")
+
+
 def literal(value: Any) -> str:
     """Python source for a number or (nested) list of numbers."""
     if isinstance(value, np.ndarray):
@@ -112,7 +117,7 @@ class Lowering:
     def value(self, name: str) -> Value:
         v = self.graph.values.get(name)
         if v is not None and v.kind is None and v.dtype is not None:
-            raise OnnxImportError(f"value {name!r} holds {v.dtype} elements, which burnbook tensors cannot hold")
+            raise _no_kind(name, v)
         if v is None or v.kind is None or v.rank is None:
             what = "its type" if v is None or v.kind is None else "its rank"
             raise OnnxImportError(f"cannot tell {what} of value {name!r}; run onnx shape inference on the model")
@@ -131,6 +136,8 @@ class Lowering:
         if not name:
             return None
         v = self.graph.values.get(name)
+        if v is not None and v.const is not None and v.kind is None:
+            raise _no_kind(name, v)
         return None if v is None else v.const
 
     def shape(self, name: str) -> list[int] | None:

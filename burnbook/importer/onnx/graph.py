@@ -137,7 +137,10 @@ def _value_from_type(name: str, type_proto: Any) -> Value:
 def _array(tensor: Any) -> np.ndarray:
     from onnx import numpy_helper
 
-    return np.asarray(numpy_helper.to_array(tensor))
+    try:
+        return np.asarray(numpy_helper.to_array(tensor))
+    except Exception as err:  # data that does not fit its dims, an unknown element type, ...
+        raise OnnxImportError(f"tensor {tensor.name!r} cannot be read: {type(err).__name__}: {err}") from err
 
 
 def parse(model: Any) -> Graph:
@@ -160,7 +163,7 @@ def parse(model: Any) -> Graph:
         values[t.name] = Value(t.name, kind, dtype, arr.ndim, list(arr.shape), arr)
         inits.append(t.name)
     for node in g.node:
-        if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
+        if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
             arr = _constant_value(node)
             if arr is not None:
                 v = values.get(node.output[0])

@@ -86,7 +86,7 @@ def check_graph(graph: Graph) -> list[str]:
         wrong_types = _attribute_type_problems(node, graph.opset)
         checker = entry[1]
         for p in wrong_types or (checker(graph, node, attrs(node)) if checker is not None else []):
-            problems.append(f"node {node.name or node.output[0]!r}: {p}")
+            problems.append(f"node {node_label(node)}: {p}")
     for name in graph.inputs + graph.outputs:
         v = graph.values.get(name)
         if v is None or v.kind is None:
@@ -96,6 +96,11 @@ def check_graph(graph: Graph) -> list[str]:
         listed = ", ".join(f"{k} (x{n})" if n > 1 else k for k, n in sorted(missing.items()))
         problems.insert(0, f"unsupported operators: {listed}")
     return problems
+
+
+def node_label(node: Any) -> str:
+    """How messages name a node: its name, else its first output, quoted."""
+    return repr(node.name or (node.output[0] if len(node.output) else f"<{node.op_type} without outputs>"))
 
 
 def _printable(text: str) -> str:
@@ -150,7 +155,7 @@ def lower(graph: Graph) -> Lowering:
             raise
         except Exception as err:
             raise OnnxImportError(
-                f"node {node.name or node.output[0]!r} ({node.op_type}): cannot translate it: {err}") from err
+                f"node {node_label(node)} ({node.op_type}): cannot translate it: {err}") from err
     for name in graph.outputs:
         if name not in low.names:
             low.var(name)
