@@ -17,6 +17,7 @@ and attribute names come from burnbook's tensor, layer and runtime API.
 from __future__ import annotations
 
 import ast
+import re
 from typing import Iterable
 
 from . import runtime
@@ -106,10 +107,13 @@ def _check_text(source: str) -> None:
     """Printable ASCII and newlines only: every literal the generator writes
     is `ascii()`-escaped, so anything else (a carriage return, a form feed,
     U+2028, a bidirectional override, a NUL) came from somewhere it should not."""
-    for lineno, line in enumerate(source.split("\n"), 1):
-        for ch in line:
-            if not " " <= ch <= "~":
-                raise _Refused(lineno, f"character {ascii(ch)} outside printable ASCII")
+    found = _FOREIGN_CHARACTER.search(source)
+    if found:
+        line = source.count("\n", 0, found.start()) + 1
+        raise _Refused(line, f"character {ascii(found.group())} outside printable ASCII")
+
+
+_FOREIGN_CHARACTER = re.compile(r"[^\n\x20-\x7e]")
 
 
 class _Checker:
