@@ -121,6 +121,10 @@ class Program:
             kind = {torch.bool: "b", torch.int64: "i"}.get(t.dtype, "f")
         out = Val(b, t, kind)
         check(out, name)
+        if kind == "f" and not bool(torch.isfinite(t).all()):
+            # Checked, but not built on: gradients through NaN (the mean of
+            # nothing, say) are conventions, not math.
+            raise Skip("non-finite")
         self.values.append(out)
         return out
 

@@ -13,7 +13,7 @@ pytest.importorskip("torch")
 
 from .fuzz_programs import run  # noqa: E402 - needs torch
 
-PROGRAMS = 40  # per seed and backend: 480 programs a run
+PROGRAMS = 30  # per seed and backend: 360 programs a run
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

@@ -4,6 +4,8 @@ ones."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -89,6 +91,19 @@ def test_reduction_over_a_non_empty_dim_of_an_empty_tensor(backend, op):
                 "argmax": lambda: t.argmax(1, keepdim=True), "argmin": lambda: t.argmin(1, keepdim=True),
                 "sum_dim": lambda: t.sum(1, keepdim=True), "mean_dim": lambda: t.mean(1, keepdim=True)}[op]
     assert_tensor(getattr(x, op)(1), torch_op().numpy())
+
+
+@pytest.mark.parametrize("op", ["sum_dim", "mean_dim", "var", "var_bias"])
+def test_sum_mean_var_over_an_empty_dim(backend, op):
+    # torch: the sum of nothing is 0; the mean and the variance are NaN.
+    x = floats(backend, np.zeros((0, 3)))
+    t = torch.zeros(0, 3, dtype=torch.float64)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = {"sum_dim": lambda: t.sum(0, keepdim=True), "mean_dim": lambda: t.mean(0, keepdim=True),
+                "var": lambda: t.var(0, keepdim=True), "var_bias": lambda: t.var(0, correction=0, keepdim=True)}[op]()
+        got = getattr(x, op)(0)
+    assert_tensor(got, want.numpy())
 
 
 @pytest.mark.parametrize("op", ["max_dim", "min_dim", "argmax", "argmin"])
