@@ -1,9 +1,10 @@
 """Tensors: `Tensor[B, D, K]`, its data, kinds, distributions and activations."""
 
-from .data import Shape, TensorData
+from .data import Shape, TensorData, ValueRangeError
 from .distribution import Distribution
 from .kind import Bool, DType, Float, Int
 from .tensor import Tensor
 from . import activation
 
-__all__ = ["Tensor", "TensorData", "Shape", "Distribution", "Float", "Int", "Bool", "DType", "activation"]
+__all__ = ["Tensor", "TensorData", "Shape", "Distribution", "Float", "Int", "Bool", "DType", "ValueRangeError",
+           "activation"]

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from burnbook import Bool, Int, Shape, Tensor, TensorData
-from burnbook.tensor.data import ValueRangeError
+from burnbook.tensor import ValueRangeError
 
 from .oracle import assert_tensor
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from burnbook import Int, Tensor
-from burnbook.tensor.data import ValueRangeError
+from burnbook.tensor import ValueRangeError
 from burnbook.tensor.layout import MAX_VIEW_ELEMENTS
 
 from .oracle import assert_tensor
