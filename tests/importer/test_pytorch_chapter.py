@@ -75,7 +75,11 @@ def test_the_shipped_files_are_the_ones_the_chapter_makes(tmp_path) -> None:
             made, shipped = read_pt(workdir / name), read_pt(ASSETS / name)
             assert list(made) == list(shipped), name
             for key in made:
-                np.testing.assert_array_equal(made[key], shipped[key], err_msg=f"{name}: {key}")
+                # Values come from torch's seeded init and a few training steps, which
+                # round differently by an ulp on another CPU (AVX-512): never bit for bit.
+                assert made[key].dtype == shipped[key].dtype, f"{name}: {key}"
+                np.testing.assert_allclose(made[key], shipped[key], rtol=1e-5, atol=1e-6,
+                                           err_msg=f"{name}: {key}")
         same = read_safetensors(ASSETS / "conv2d.safetensors")
         for key, value in read_pt(ASSETS / "conv2d.pt").items():
             np.testing.assert_array_equal(same[key], value, err_msg=key)
