@@ -45,18 +45,26 @@ def gzip_bomb(path: Path, prefix: bytes, mebibytes: int) -> int:
     return size
 
 
-def zip_archive(path: Path, members: dict[str, bytes | tuple[bytes, int, int]]) -> None:
+def zeros_crc(mebibytes: int) -> int:
+    """The CRC-32 of `mebibytes` MiB of zeros."""
+    crc, block = 0, bytes(MIB)
+    for _ in range(mebibytes):
+        crc = zlib.crc32(block, crc)
+    return crc
+
+
+def zip_archive(path: Path, members: dict[str, bytes | tuple]) -> None:
     """Write a zip by hand. A member is its content (deflated, true CRC) or a
-    bomb `(deflate data, inflated size, declared size)`; a declared size
-    other than the inflated one makes a lying header."""
+    bomb `(deflate data, inflated size, declared size[, crc])`; a declared
+    size other than the inflated one makes a lying header, and a bomb without
+    a CRC fails its check only once fully inflated."""
     body, central = bytearray(), bytearray()
     for name, member in members.items():
         if isinstance(member, bytes):
             packer = zlib.compressobj(6, zlib.DEFLATED, -15)
             data, declared, crc = packer.compress(member) + packer.flush(), len(member), zlib.crc32(member)
         else:
-            data, _size, declared = member
-            crc = 0
+            data, _size, declared, crc = (*member, 0)[:4]
         raw = name.encode()
         fields = struct.pack("<HHHHHIII", 20, 0, 8, 0, 0x21, crc, len(data), declared)
         central += b"PK\x01\x02" + struct.pack("<H", 20) + fields + struct.pack(

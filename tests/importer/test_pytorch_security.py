@@ -28,7 +28,7 @@ from burnbook.importer.pytorch import (  # noqa: E402
 )
 from burnbook.record import RecordError  # noqa: E402
 
-from ..bombs import GIB, MIB, deflate_zeros, peak_rss_mb, zip_archive  # noqa: E402
+from ..bombs import GIB, MIB, deflate_zeros, peak_rss_mb, zeros_crc, zip_archive  # noqa: E402
 
 
 class SystemCall:
@@ -301,6 +301,30 @@ def test_a_compressed_storage_bomb_is_refused_before_inflating(tmp_path) -> None
     with pytest.raises(RecordError, match=r"bomb\.pt: storage archive/data/0 inflates \d+ compressed bytes to "
                                           r"2147483648, a decompression bomb"):
         read_pt(path)
+
+
+@pytest.mark.skipif(not sys.platform.startswith(("linux", "darwin")), reason="ru_maxrss")
+def test_many_small_storage_bombs_are_refused_together(tmp_path) -> None:
+    # 40 storages of 16 Mi floats, each deflated to 64 kB: every member alone
+    # is under the 64 MiB floor and valid, together they make 2.5 GiB.
+    numel, count = 1 << 24, 40
+    path = tmp_path / "many.pt"
+    stream, crc = deflate_zeros(b"", 64), zeros_crc(64)
+    pkl = state_pickle({f"w{i}": (str(i), numel, (numel,), (1,)) for i in range(count)})
+    zip_archive(path, {"archive/data.pkl": pkl,
+                       **{f"archive/data/{i}": (stream, 64 * MIB, 64 * MIB, crc) for i in range(count)}})
+    assert path.stat().st_size < 3 * MIB
+    grown, printed = peak_rss_mb("from burnbook.importer.pytorch import read_pt\nfrom burnbook.record import RecordError",
+                                 f"""
+        try:
+            read_pt({str(path)!r})
+        except RecordError as err:
+            print(err)
+    """)
+    assert str(path) in printed and "inflate to more than 67,108,864 bytes, 16 times the archive's" in printed
+    assert grown < 200, f"peak memory grew by {grown:.0f} MiB"
+    with zipfile.ZipFile(path) as archive:  # the control: each entry alone is a valid 64 MiB member
+        assert len(archive.read(f"archive/data/{count - 1}")) == 64 * MIB
 
 
 @pytest.mark.parametrize("name", ["../evil", "archive/../../evil", "/etc/evil", "archive\\..\\evil",

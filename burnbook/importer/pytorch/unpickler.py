@@ -24,6 +24,8 @@ A hostile file cannot make the reader hang or run out of memory either:
   (numel x item size; a member larger or smaller is refused), and a
   compressed storage at most 16 times its compressed size (torch.save
   stores members uncompressed, so only a crafted file compresses them);
+  all members together inflate to at most 16 times the file's size (at
+  least 64 MiB), which also stops entries that share one compressed stream;
 - entry names with `..` or an absolute path are refused (nothing is
   extracted, but no such name has an honest use);
 - a tensor's offset, sizes and strides must stay inside its storage, and
@@ -45,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from burnbook._inflate import ratio_limit, read_capped
+from burnbook._inflate import MAX_RATIO, MIN_LIMIT, ratio_limit, read_capped
 from burnbook.record import RecordError
 from ._dtypes import bf16_bits_to_f32
 
@@ -199,9 +201,10 @@ _GLOBALS: dict[tuple[str, str], Any] = {
 class _RestrictedUnpickler(pickle.Unpickler):
     """Resolves only `_GLOBALS`; storages come from the archive members."""
 
-    def __init__(self, data: bytes, archive: zipfile.ZipFile, prefix: str, byteorder: str) -> None:
+    def __init__(self, data: bytes, archive: zipfile.ZipFile, prefix: str, byteorder: str,
+                 allowance: "_Allowance") -> None:
         super().__init__(io.BytesIO(data))
-        self._archive, self._prefix, self._byteorder = archive, prefix, byteorder
+        self._archive, self._prefix, self._byteorder, self._allowance = archive, prefix, byteorder, allowance
         self._storages: dict[tuple[str, str], _Storage] = {}
         self._budget = _CopyBudget()
 
@@ -247,7 +250,7 @@ class _RestrictedUnpickler(pickle.Unpickler):
         if info.compress_type != zipfile.ZIP_STORED and need > ratio_limit(info.compress_size):
             raise RecordError(f"storage {member} inflates {info.compress_size} compressed bytes to {need}, "
                               "a decompression bomb's ratio (torch.save stores storages uncompressed); refused")
-        raw = _read_member(self._archive, info, need)
+        raw = _read_member(self._archive, info, need, self._allowance)
         if len(raw) != need:
             raise RecordError(f"storage {member} inflates to {len(raw)} bytes, not the {need} its header "
                               "and the pickle declare")
@@ -257,16 +260,31 @@ class _RestrictedUnpickler(pickle.Unpickler):
         return storage
 
 
-def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int) -> bytearray:
+class _Allowance:
+    """The bytes all members of one archive may still inflate to."""
+
+    __slots__ = ("left", "total", "size")
+
+    def __init__(self, file_size: int) -> None:
+        self.size, self.total = file_size, ratio_limit(file_size)
+        self.left = self.total
+
+
+def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, allowance: _Allowance) -> bytearray:
     """The member's bytes, read in chunks and refused past `limit` (its header
-    may understate its size)."""
+    may understate its size) or past what the archive as a whole may inflate to."""
     if info.file_size > limit:
         raise RecordError(f"member {info.filename} inflates to {info.file_size:,} bytes, more than the "
                           f"{limit:,} allowed; refused")
+    if info.file_size > allowance.left:
+        raise RecordError(f"the members up to {info.filename} inflate to more than {allowance.total:,} bytes, "
+                          f"{MAX_RATIO} times the archive's {allowance.size:,} (at least {MIN_LIMIT:,}): "
+                          "a decompression bomb; refused")
     with archive.open(info) as stream:
-        data = read_capped(stream, limit)
+        data = read_capped(stream, min(limit, allowance.left))
     if data is None:
-        raise RecordError(f"member {info.filename} inflates past {limit:,} bytes; refused")
+        raise RecordError(f"member {info.filename} inflates past {min(limit, allowance.left):,} bytes; refused")
+    allowance.left -= len(data)
     return data
 
 
@@ -301,7 +319,7 @@ def read_pt(path: str | os.PathLike, top_level_key: str | None = None) -> dict[s
         raise RecordError(f"{source}: not a torch.save file (first bytes {head.hex(' ') or 'none: it is empty'})")
     try:
         with zipfile.ZipFile(source) as archive:
-            obj = _unpickle(archive)
+            obj = _unpickle(archive, _Allowance(os.path.getsize(source)))
     except RecordError as err:
         raise type(err)(f"{source}: {err}") from None
     except Exception as err:  # zip, CRC, pickle framing, recursion: all mean a damaged file
@@ -325,7 +343,7 @@ def read_pt(path: str | os.PathLike, top_level_key: str | None = None) -> dict[s
     return out
 
 
-def _unpickle(archive: zipfile.ZipFile) -> Any:
+def _unpickle(archive: zipfile.ZipFile, allowance: _Allowance) -> Any:
     names = archive.namelist()
     _check_names(names)
     if any(n.endswith("/constants.pkl") for n in names) and any("/code/" in n for n in names):
@@ -337,7 +355,7 @@ def _unpickle(archive: zipfile.ZipFile) -> Any:
     prefix = pickles[0].rsplit("/", 1)[0]
     byteorder = "little"
     if f"{prefix}/byteorder" in names:
-        raw = _read_member(archive, archive.getinfo(f"{prefix}/byteorder"), 64)
+        raw = _read_member(archive, archive.getinfo(f"{prefix}/byteorder"), 64, allowance)
         byteorder = raw.decode("ascii", "replace").strip()
         if byteorder not in ("little", "big"):
             raise RecordError(f"unknown byte order {byteorder[:20]!r}")
@@ -345,8 +363,8 @@ def _unpickle(archive: zipfile.ZipFile) -> Any:
     if info.file_size > MAX_PICKLE_BYTES:
         raise RecordError(f"{pickles[0]} inflates to {info.file_size:,} bytes; a state_dict's pickle holds "
                           f"names and shapes only, and more than {MAX_PICKLE_BYTES:,} bytes is refused")
-    data = _read_member(archive, info, MAX_PICKLE_BYTES)
-    return _RestrictedUnpickler(bytes(data), archive, prefix, byteorder).load()
+    data = _read_member(archive, info, MAX_PICKLE_BYTES, allowance)
+    return _RestrictedUnpickler(bytes(data), archive, prefix, byteorder, allowance).load()
 
 
 def _key_text(key: Any) -> str:
