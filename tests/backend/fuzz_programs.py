@@ -1,8 +1,8 @@
 """Seeded random tensor programs, run on a burnbook backend and on PyTorch at
 once, and compared value by value (forward) and leaf by leaf (gradients).
 
-A program starts from one or two random Float leaves and applies a chain of
-random ops (element-wise math, same-rank broadcasting, keep-rank reductions,
+A program starts from a random leaf (mostly Float, else Int or Bool, with
+exact zeros and ties now and then) and applies a chain of random ops (element-wise math, same-rank broadcasting, keep-rank reductions,
 layout ops with negative-step slices, gather/scatter/select, matmul,
 activations, comparisons and masks, Int and Bool ops). Each op runs on both
 sides: the burnbook tensor and a float32 torch tensor written the torch way.
@@ -23,7 +23,6 @@ Run by hand to measure agreement over more programs:
 from __future__ import annotations
 
 import argparse
-import math
 import time
 import traceback
 import warnings
@@ -37,7 +36,6 @@ from burnbook import Bool, Float, Int, Tensor
 from burnbook.tensor import activation as act
 
 KINDS = {"f": Float, "i": Int, "b": Bool}
-TORCH_DTYPES = {"f": torch.float32, "i": torch.int64, "b": torch.bool}
 NP_DTYPES = {"f": np.float32, "i": np.int64, "b": np.bool_}
 
 
@@ -107,12 +105,14 @@ class Program:
             with np.errstate(all="ignore"), warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # torch's var of an empty dim, say
                 t = ft(*[v.t for v in vals])
-        except (RuntimeError, IndexError, ValueError) as err:
+        except (RuntimeError, IndexError, ValueError) as terr:
             try:
                 fb(*[v.b for v in vals])
-            except Exception:  # noqa: BLE001 - any refusal agrees with torch's
+            except (ValueError, IndexError, TypeError):  # the project's errors subclass these
                 raise Skip(name) from None
-            raise Mismatch(f"{name}: torch raises ({err}), burnbook returns a value") from None
+            except Exception as err:  # noqa: BLE001 - a refusal, but no clear error
+                raise Mismatch(f"{name}: torch raises ({terr}), burnbook {type(err).__name__}: {err}") from err
+            raise Mismatch(f"{name}: torch raises ({terr}), burnbook returns a value") from None
         try:
             b = fb(*[v.b for v in vals])
         except Exception as err:
@@ -244,6 +244,7 @@ ANY_OPS: list[Callable] = []
 
 
 def op(*families):
+    """Register an op in each family listed; a family listed twice draws it twice as often."""
     def deco(fn):
         for fam in families:
             fam.append(fn)
