@@ -263,6 +263,21 @@ def test_a_read_only_folder_for_real(tmp_path):
         folder.chmod(0o755)
 
 
+def test_a_folder_that_cannot_be_searched(tmp_path, monkeypatch):
+    # As for writing, root bypasses permissions: the refusal is injected.
+    real_is_file = Path.is_file
+
+    def is_file(path):
+        if path.parent == tmp_path / "locked":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_is_file(path)
+
+    monkeypatch.setattr(Path, "is_file", is_file)
+    with pytest.raises(DataFolderError, match=f"cannot look for MNIST's .*-images-idx3-ubyte.gz in "
+                                              f"{tmp_path / 'locked'}: Permission denied"):
+        MnistDataset.test(root=tmp_path / "locked")
+
+
 def test_a_mistyped_data_folder_is_not_created(tmp_path, monkeypatch):
     typo = tmp_path / "shraed" / "data"
     monkeypatch.setenv("BURNBOOK_DATA", str(typo))

@@ -76,8 +76,12 @@ class MnistItem:
 
 def _present(folder: Path, stem: str) -> Path | None:
     for name in (stem + ".gz", stem):
-        if (folder / name).is_file():
-            return folder / name
+        try:
+            if (folder / name).is_file():
+                return folder / name
+        except OSError as err:  # e.g. a folder this user may not look into
+            raise download.DataFolderError(f"cannot look for MNIST's {name} in {folder}: "
+                                           f"{err.strerror or err}") from None
     return None
 
 
