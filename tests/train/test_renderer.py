@@ -96,6 +96,8 @@ def fake_kernel(monkeypatch):
 def test_renderer_choice(monkeypatch, tmp_path):
     assert not in_notebook()
     assert isinstance(default_renderer(), CliMetricsRenderer)
+    # Load the real widget stack first: ipywidgets imports IPython.core, which the fake lacks.
+    assert burnbook.widgets.TrainingDashboard is not None
     fake_kernel(monkeypatch)
     assert in_notebook()
     monkeypatch.delattr(burnbook.widgets, "TrainingDashboard", raising=False)
