@@ -5,8 +5,9 @@ Every file is one document: a header map and the record under `item`::
     {"format": "burnbook-record", "version": 1, "encoding": "named-mpk",
      "precision": "full", "producer": "burnbook 0.1.0", "item": <record>}
 
-Three encodings of the item (gzip, when a recorder uses it, wraps the whole
-document; its CRC-32 is the only checksum, as in Burn):
+then, last, `"checksum": "crc32:..."` (see the `checksum` module; files
+written before it still load). Three encodings of the item (gzip, when a
+recorder uses it, wraps the whole document):
 
 - `named-mpk` (MessagePack, self-describing): a record is a map of its field
   names; a tensor is `{"$tensor": {"dtype": "f16", "orig": "f32", "shape":
@@ -41,6 +42,7 @@ import numpy as np
 
 from burnbook.tensor import TensorData
 
+from . import checksum
 from .base import DTYPES, MAX_DEPTH, ParamRecord, Record, RecordError, dtype_name
 from .precision import PrecisionSettings, precision_settings
 
@@ -60,17 +62,22 @@ def encode(item: Any, encoding: str, precision: type[PrecisionSettings], pretty:
               "precision": precision.name, "producer": f"burnbook {__version__}"}
     if encoding == "json":
         doc = dict(header, item=_json_node(item, precision, ""))
+        doc[checksum.KEY] = checksum.json_checksum(doc)
         encoder = json.JSONEncoder(indent=2 if pretty else None, separators=None if pretty else (",", ":"))
         for piece in encoder.iterencode(doc):
             yield piece.encode("utf-8")
         yield b"\n"
         return
+    yield from checksum.seal_mpk(_mpk_document(header, item, precision, encoding == "bin"))
+
+
+def _mpk_document(header: dict, item: Any, precision, binary: bool) -> Iterator[bytes]:
     packer = msgpack.Packer(autoreset=True, use_bin_type=True)
-    yield packer.pack_map_header(len(header) + 1)
+    yield packer.pack_map_header(len(header) + 2)  # the header, the item and the checksum seal_mpk appends
     for key, value in header.items():
         yield packer.pack(key) + packer.pack(value)
     yield packer.pack("item")
-    yield from _mpk_node(item, precision, packer, "", encoding == "bin")
+    yield from _mpk_node(item, precision, packer, "", binary)
 
 
 def decode(data: bytes, encoding: str) -> Any:
@@ -79,8 +86,13 @@ def decode(data: bytes, encoding: str) -> Any:
         doc = json.loads(data)
     else:
         n = len(data)
-        doc = msgpack.unpackb(data, raw=False, strict_map_key=True, max_str_len=n, max_bin_len=n,
-                              max_array_len=n, max_map_len=n, max_ext_len=n)
+        try:
+            doc = msgpack.unpackb(data, raw=False, strict_map_key=True, max_str_len=n, max_bin_len=n,
+                                  max_array_len=n, max_map_len=n, max_ext_len=n)
+        except Exception:
+            checksum.verify_unparsed(data)
+            raise
+    checksum.verify(data, doc, encoding)  # before the header, so damage there reads as damage
     _check_header(doc, encoding)
     item = doc["item"]
     return _from_bin(item, "", 1) if encoding == "bin" else _from_tagged(item, "", encoding == "json", 1)
