@@ -8,7 +8,8 @@
     assert recorder.load("model") == record
 
 `base` defines the record types, `precision` the precision settings, `codec`
-the file formats and `recorder` the recorders. No format ever uses pickle.
+the file formats, `checksum` their checksum and `recorder` the recorders.
+No format ever uses pickle.
 """
 
 from .base import DTYPES, ParamRecord, Record, RecordError

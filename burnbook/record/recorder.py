@@ -24,7 +24,8 @@ defaulting to full precision::
 The extension is appended unless the path already ends with it (Burn replaces
 the extension instead; appending keeps names like `model-0.5` whole). Saving
 is atomic (see `burnbook._atomic`). A file saved with any precision loads with
-any recorder of the same format: each tensor records its stored type.
+any recorder of the same format: each tensor records its stored type. Every
+record carries a CRC-32 checksum that loading checks (see `checksum`).
 Loading a gzip file inflates it in chunks up to a cap (`from_bytes`), so a
 decompression bomb is refused, naming the file, before it fills memory.
 """
