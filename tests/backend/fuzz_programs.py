@@ -282,7 +282,7 @@ UNARY = {
 }
 
 
-@op(FLOAT_OPS, FLOAT_OPS)
+@op(FLOAT_OPS, FLOAT_OPS, FLOAT_OPS, FLOAT_OPS)
 def unary(p: Program, v: Val) -> Val:
     name = p.pick(sorted(UNARY))
     if name in ("exp", "powi_scalar(3)", "x**2"):
@@ -348,6 +348,9 @@ def binary(p: Program, v: Val) -> Val:
 @op(FLOAT_OPS)
 def clamp(p: Program, v: Val) -> Val:
     lo, hi = sorted(float(np.float32(x)) for x in p.rng.uniform(-2, 2, size=2))
+    if p.rng.random() < 0.3 and v.t.numel():  # exact hits on a bound: its gradient passes (torch, Burn)
+        flat = v.t.detach().reshape(-1)
+        lo, hi = sorted((float(flat[0]), float(flat[-1]) + 0.5))
     which = p.pick(["clamp", "clamp_min", "clamp_max"])
     clear_of(v, lo)
     clear_of(v, hi)
@@ -769,14 +772,24 @@ def slicing(p: Program, v: Val) -> Val:
         if 0 in shape:
             return t.reshape(-1)[:0].reshape(shape)
         return t[_index_tensors(picks)]
-    if p.rng.random() < 0.3 and v.kind == "f":
-        w = p.leaf(shape)
+    if p.rng.random() < 0.3 and v.kind != "b":
+        w = p.leaf(shape, v.kind)
+
         def put(t, u):
             out = t.clone()
             if 0 not in shape:
                 out[_index_tensors(picks)] = u
             return out
-        return p.apply(f"slice_assign({ranges})", lambda b, x: b.slice_assign(ranges, x), put, v.kind, v, w)
+
+        if p.rng.random() < 0.5:
+            return p.apply(f"slice_assign({ranges})", lambda b, x: b.slice_assign(ranges, x), put, v.kind, v, w)
+
+        def setitem(b, x):
+            out = b.clone()  # __setitem__ rebinds `out` only; `b` keeps its value
+            out[tuple(ranges)] = x
+            return out
+
+        return p.apply(f"setitem{tuple(ranges)}", setitem, put, v.kind, v, w)
     if p.rng.random() < 0.5:
         return p.apply(f"getitem{tuple(ranges)}", lambda b: b[tuple(ranges)], take, v.kind, v)
     return p.apply(f"slice({ranges})", lambda b: b.slice(ranges), take, v.kind, v)
@@ -863,7 +876,7 @@ FAMILIES = {"f": FLOAT_OPS + ANY_OPS, "i": INT_OPS + ANY_OPS, "b": BOOL_OPS + AN
 
 
 # -- running ---------------------------------------------------------------------
-def play(p: Program, steps: int = 6) -> Program:
+def play(p: Program, steps: int = 8) -> Program:
     """Run a random program of `steps` ops in `p`; raises Mismatch on the
     first disagreement (p.trace then shows the program up to it)."""
     rng = p.rng
@@ -885,6 +898,9 @@ def play(p: Program, steps: int = 6) -> Program:
             p.trace.append("  (skipped)")
             continue
         done += 1
+    p.trace.append("every value again (no op may change an earlier one)")
+    for v in p.values:
+        check(v, "re-check")
     if p.grad:
         check_grads(p)
     return p
@@ -921,7 +937,7 @@ def check_grads(p: Program) -> None:
             raise Mismatch(f"grad of leaf {i} {leaf.shape}:\n  burnbook {got_np.tolist()}\n  torch    {want_np.tolist()}")
 
 
-def run(backend: Any, seed: int, programs: int, steps: int = 6) -> list[str]:
+def run(backend: Any, seed: int, programs: int, steps: int = 8) -> list[str]:
     """Run `programs` programs from `seed`; a report per failing program."""
     failures = []
     for k in range(programs):
@@ -950,7 +966,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--programs", type=int, default=400)
-    ap.add_argument("--steps", type=int, default=6)
+    ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--backends", default="ndarray,taichi,autodiff-ndarray,autodiff-taichi")
     ap.add_argument("--show", type=int, default=3, help="failing programs to print per backend")
     args = ap.parse_args()
