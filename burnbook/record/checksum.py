@@ -25,8 +25,9 @@ load here, unchecked. What it covers depends on the encoding:
   formatter still loads, while any change to a name or a value is caught.
   Both JSON recorders write the same checksum for the same record.
 
-Gzip's own CRC-32 covers the compressed recorders' files first; this one
-also covers what gzip cannot, such as a file damaged before compression.
+Gzip's own CRC-32 checks the compressed recorders' files first; the record's
+checksum travels inside the document, so it still holds once a file has been
+decompressed (by `gunzip`, say) or its document stored elsewhere.
 """
 
 from __future__ import annotations
