@@ -94,7 +94,8 @@ class Program:
         if kind == "f" and self.grad:
             b, t = b.require_grad(), t.requires_grad_(True)
             self.leaves.append(Val(b, t, kind))
-        self.trace.append(f"leaf {kind}{shape} = {arr.tolist()}")
+        shown = arr.tolist() if arr.size <= 64 else f"<{arr.size} values, seeded>"
+        self.trace.append(f"leaf {kind}{shape} = {shown}")
         return Val(b, t, kind)
 
     def apply(self, name: str, fb: Callable, ft: Callable, kind: str | None, *vals: Val) -> Val:
@@ -832,7 +833,7 @@ def cat_stack(p: Program, v: Val) -> Val:
 # -- indexing ------------------------------------------------------------------------
 def _int_leaf(p: Program, shape: list, hi: int) -> Val:
     arr = p.rng.integers(0, hi, size=shape).astype(np.int64)
-    p.trace.append(f"index {shape} = {arr.tolist()}")
+    p.trace.append(f"index {shape} = {arr.tolist() if arr.size <= 64 else f'<{arr.size} values, seeded>'}")
     return Val(Tensor[p.B, len(shape), Int].from_data(arr), torch.tensor(arr), "i")
 
 
@@ -876,21 +877,22 @@ FAMILIES = {"f": FLOAT_OPS + ANY_OPS, "i": INT_OPS + ANY_OPS, "b": BOOL_OPS + AN
 
 
 # -- running ---------------------------------------------------------------------
-def play(p: Program, steps: int = 8) -> Program:
+def play(p: Program, steps: int = 8, side: int = 3) -> Program:
     """Run a random program of `steps` ops in `p`; raises Mismatch on the
     first disagreement (p.trace then shows the program up to it)."""
     rng = p.rng
     rank = int(rng.integers(1, 4))
     kind = "f" if rng.random() < 0.6 else ("i" if rng.random() < 0.6 else "b")
-    cur = p.leaf([int(rng.integers(1, 4)) for _ in range(rank)], kind)
+    cur = p.leaf([int(rng.integers(1, side + 1)) for _ in range(rank)], kind)
+    cap = min(512 * max(1, side // 3) ** 3, 200_000)
     p.values.append(cur)
     done = tries = 0
     while done < steps and tries < steps * 8:
         tries += 1
         if rng.random() < 0.2:
             cur = p.pick(p.values)
-        if cur.t.numel() > 512:
-            cur = p.pick([v for v in p.values if v.t.numel() <= 512] or [p.values[0]])
+        if cur.t.numel() > cap:
+            cur = p.pick([v for v in p.values if v.t.numel() <= cap] or [p.values[0]])
         fn = p.pick(FAMILIES[cur.kind])
         try:
             cur = fn(p, cur)
@@ -937,13 +939,13 @@ def check_grads(p: Program) -> None:
             raise Mismatch(f"grad of leaf {i} {leaf.shape}:\n  burnbook {got_np.tolist()}\n  torch    {want_np.tolist()}")
 
 
-def run(backend: Any, seed: int, programs: int, steps: int = 8) -> list[str]:
+def run(backend: Any, seed: int, programs: int, steps: int = 8, side: int = 3) -> list[str]:
     """Run `programs` programs from `seed`; a report per failing program."""
     failures = []
     for k in range(programs):
         p = Program(backend, np.random.default_rng([seed, k]))
         try:
-            play(p, steps)
+            play(p, steps, side)
         except Exception as err:  # noqa: BLE001 - a crash is a failure too, with its trace
             tb = "" if isinstance(err, Mismatch) else traceback.format_exc(limit=-4)
             lines = "\n    ".join(p.trace[-25:])
@@ -969,11 +971,13 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--backends", default="ndarray,taichi,autodiff-ndarray,autodiff-taichi")
     ap.add_argument("--show", type=int, default=3, help="failing programs to print per backend")
+    ap.add_argument("--side", type=int, default=3,
+                    help="largest dim of a program's first tensor (40 reaches Taichi's parallel kernels)")
     args = ap.parse_args()
     for name, backend in _backends(args.backends.split(",")).items():
         start, fails = time.perf_counter(), []
         for seed in range(args.seeds):
-            fails += run(backend, seed, args.programs, args.steps)
+            fails += run(backend, seed, args.programs, args.steps, args.side)
         total = args.seeds * args.programs
         print(f"{name}: {total - len(fails)}/{total} programs agree "
               f"({100.0 * (total - len(fails)) / total:.2f} %), {time.perf_counter() - start:.1f} s")
