@@ -15,6 +15,28 @@ kernels compile once per dtype combination, never per shape or rank.
 - index.py       gather/select and scatter-add/select_assign
 - matmul.py      batched matmul (NumPy BLAS selected on the CPU arch)
 - mathfn.py      erf and log1p as @ti.func
+
+Rules every kernel keeps, so that it compiles on each arch Taichi names
+(CPU and CUDA through LLVM; Vulkan and Metal through SPIR-V, which has no
+64-bit exp/log/pow/sin/cos/tanh, and where f64 itself is optional):
+
+1. No f64 value in a kernel unless a tensor it reads or writes is f64: f32
+   math runs in f32 (erf, log1p included; mathfn.py), and constants go
+   through `ti.cast(c, ct)` in the tensor's compute type. Sums of f32/f16
+   accumulate in the dtype the backend passes: f64 on the CPU and CUDA,
+   compensated f32 on SPIR-V archs (reduce.py).
+2. An op's variant is a template argument chosen with `ti.static`, never a
+   run-time `if` on an op code: one op's code (and its dtypes) never compiles
+   into another op's kernel.
+3. Scalar arguments travel in the tensor's dtype: f32 for f32 and f16
+   tensors (the f16 value rounded on the host), f64 for f64, i64 for ints.
+4. On SPIR-V archs an f64 exp/log/pow/sin/cos/tanh/erf is a TypeError naming
+   the op (elementwise.run), and on a device without f64 (Metal, a Vulkan
+   device without shaderFloat64) an f64 tensor is an error naming the device
+   (the backend's `_alloc`, probed with `data.f64_works`).
+
+tests/backend/test_vulkan_kernels.py compiles and runs every kernel family
+on Vulkan wherever a Vulkan device exists (Mesa's lavapipe on CI).
 """
 
 from __future__ import annotations
@@ -44,9 +66,11 @@ from . import data, elementwise, index, launch, layout, matmul, reduce  # noqa: 
 from .launch import Buffer, Launcher, host_view, stats  # noqa: E402
 
 
-def configure(gpu: bool) -> None:
-    """Tune block sizes and kernel selection for the arch the runtime started on."""
+def configure(gpu: bool, spirv: bool = False) -> None:
+    """Tune block sizes and kernel selection for the arch the runtime started
+    on; `spirv` (Vulkan, Metal) turns on the f64 checks of elementwise.py."""
     launch.configure(gpu)
+    elementwise.configure(spirv)
     layout.configure(gpu)
     reduce.configure(gpu)
     matmul.configure(gpu)

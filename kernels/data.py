@@ -68,6 +68,19 @@ def fill(out: Buffer, value) -> None:
         _fill_i_k(out, n, int(value), out.dtype, serial(n))
 
 
+def f64_works() -> bool:
+    """Whether the running device computes in f64: a one-element f64 fill and
+    read-back, which a Vulkan device without shaderFloat64 fails to compile."""
+    try:
+        buf = Buffer(ti.f64, 1)
+        fill(buf, 1.5)
+        out = np.zeros(1, np.float64)
+        download(out, buf, 0)
+        return out[0] == 1.5
+    except Exception:  # noqa: BLE001 - any failure means "no f64 here"
+        return False
+
+
 def arange(out: Buffer, start: int, step: int) -> None:
     """out[i] = start + i * step (i64)."""
     _arange_k(out, out.shape[0], int(start), int(step), serial(out.shape[0]))

@@ -1,27 +1,26 @@
-"""Element-wise kernels over strided views: one kernel per arity, op code at run time.
+"""Element-wise kernels over strided views: one kernel per arity, the op a template argument.
 
 `map1` (unary, scalar, cast/copy), `map2` (binary, comparisons, mask_fill) and
 `map3` (mask_where) walk a layout described by a meta buffer (layout.py), so
-one compiled instance serves every rank, shape, stride, broadcast and op;
-instances differ only by dtypes (and f64 vs i64 scalar arguments).
+one compiled instance serves every rank, shape, stride and broadcast;
+instances differ by op and dtypes. The op is chosen with `ti.static`, so one
+op's code never compiles into another's kernel: an f32 `neg` holds no erf,
+and an f64 `add` compiles on a SPIR-V arch whose f64 `exp` would not.
 
-Cost of the run-time op code, measured on 16M contiguous f32 elements: in
-wall time with both cores the general strided loop ran as fast as a kernel
-compiled for `+` alone (15-16 ms vs 14 ms, memory-bound), but in CPU time it
-cost 48 ms against 25-31 ms, which shows when the cores are shared. So the
-cheapest, most frequent ops also get dense loops of their own (`_dense1`,
-`_dense2`: unit strides, one simple loop per op for LLVM to optimise;
-30-35 ms), selected per row at run time: still one instance per dtype.
-"""
+With unit inner strides the cheapest, most frequent ops (copy/cast, +, -, *,
+/) take dense loops of their own (`_dense1`, `_dense2`), which LLVM
+vectorises: on 16M contiguous f32 elements they cost 30-35 ms of CPU time
+against 48 ms for the general strided loop."""
 
 from math import prod
 from typing import Sequence
 
+import numpy as np
 import taichi as ti
 from taichi.types.utils import is_real
 
 from .launch import Launcher, serial
-from .layout import BLK, INNER, NBLK, OP, inner_strides, map_meta, row_offsets
+from .layout import BLK, INNER, NBLK, inner_strides, map_meta, row_offsets
 from .mathfn import erf64, erf_fit, log1p
 
 # map1 op codes: x and scalars s1, s2
@@ -48,80 +47,86 @@ def _int_div(x, y):
 
 
 @ti.func
-def _float_math(op, x, c1, ct: ti.template()):
+def _float_math(op: ti.template(), x, c1, ct: ti.template()):
     v = ti.cast(x, ct)
     k = ti.cast(c1, ct)
     r = v
-    if op == DIV_S:
+    if ti.static(op == DIV_S):
         r = v / k
-    elif op == POW_S:  # NumPy's fast paths: x**2 is x*x, x**0.5 is sqrt(x)
-        r = v**k
+    elif ti.static(op == POW_S):  # NumPy's fast paths: x**2 is x*x, x**0.5 is sqrt(x)
         if k == 2:
             r = v * v
         elif k == 0.5:
             r = ti.sqrt(v)
-    elif op == EXP:
+        else:
+            r = v**k
+    elif ti.static(op == EXP):
         r = ti.exp(v)
-    elif op == LOG:
+    elif ti.static(op == LOG):
         r = ti.log(v)
-    elif op == LOG1P:
+    elif ti.static(op == LOG1P):
         r = log1p(v)
-    elif op == ERF:
-        r = ti.cast(erf64(v) if ti.static(ct == ti.f64) else erf_fit(v), ct)
-    elif op == SQRT:
+    elif ti.static(op == ERF):
+        if ti.static(ct == ti.f64):
+            r = erf64(v)
+        else:
+            r = erf_fit(v, ct)
+    elif ti.static(op == SQRT):
         r = ti.sqrt(v)
-    elif op == RECIP:
+    elif ti.static(op == RECIP):
         r = ti.cast(1, ct) / v
-    elif op == COS:
+    elif ti.static(op == COS):
         r = ti.cos(v)
-    elif op == SIN:
+    elif ti.static(op == SIN):
         r = ti.sin(v)
-    elif op == TANH:
+    elif ti.static(op == TANH):
         r = ti.tanh(v)
     return r
 
 
 @ti.func
-def _div_pow(op, x, y, ct: ti.template()):
+def _div_pow(op: ti.template(), x, y, ct: ti.template()):
     u = ti.cast(x, ct)
     v = ti.cast(y, ct)
-    r = u / v
-    if op == POW:
+    r = u
+    if ti.static(op == POW):
         r = u**v
+    else:
+        r = u / v
     return r
 
 
 @ti.func
-def unary(op, x, s1, s2, dt: ti.template(), odt: ti.template()):
+def unary(op: ti.template(), x, s1, s2, dt: ti.template(), odt: ti.template()):
     c1 = ti.cast(s1, dt)  # a scalar takes the tensor's dtype first, as in NumPy
     c2 = ti.cast(s2, dt)
     r = ti.cast(0, odt)
-    if op == COPY:
+    if ti.static(op == COPY):
         r = ti.cast(x, odt)
-    elif op == EQ_S:
+    elif ti.static(op == EQ_S):
         r = ti.cast(x == c1, odt)
-    elif op == GT_S:
+    elif ti.static(op == GT_S):
         r = ti.cast(x > c1, odt)
-    elif op == GE_S:
+    elif ti.static(op == GE_S):
         r = ti.cast(x >= c1, odt)
-    elif op == LT_S:
+    elif ti.static(op == LT_S):
         r = ti.cast(x < c1, odt)
-    elif op == LE_S:
+    elif ti.static(op == LE_S):
         r = ti.cast(x <= c1, odt)
-    elif op == NOT:
+    elif ti.static(op == NOT):
         r = ti.cast(x == ti.cast(0, dt), odt)
     elif ti.static(dt != ti.u8):
-        if op == ADD_S:
+        if ti.static(op == ADD_S):
             r = ti.cast(x + c1, odt)
-        elif op == SUB_S:
+        elif ti.static(op == SUB_S):
             r = ti.cast(x - c1, odt)
-        elif op == MUL_S:
+        elif ti.static(op == MUL_S):
             r = ti.cast(x * c1, odt)
-        elif op == NEG:
+        elif ti.static(op == NEG):
             r = ti.cast(-x, odt)
-        elif op == ABS:
+        elif ti.static(op == ABS):
             r = ti.cast(ti.abs(x), odt)
-        elif op == CLAMP:
+        elif ti.static(op == CLAMP):
             v = x  # NaN fails both tests and passes through, as with np.maximum/minimum
             if v < c1:
                 v = c1
@@ -130,40 +135,40 @@ def unary(op, x, s1, s2, dt: ti.template(), odt: ti.template()):
             r = ti.cast(v, odt)
         elif ti.static(is_real(dt)):
             r = ti.cast(_float_math(op, x, c1, ti.f32 if dt == ti.f16 else dt), odt)
-        elif op == DIV_S:
+        elif ti.static(op == DIV_S):
             r = ti.cast(_int_div(x, c1), odt)
     return r
 
 
 @ti.func
-def binary(op, x, y, s1, dt: ti.template(), odt: ti.template()):
+def binary(op: ti.template(), x, y, s1, dt: ti.template(), odt: ti.template()):
     r = ti.cast(0, odt)
-    if op == EQ:
+    if ti.static(op == EQ):
         r = ti.cast(x == y, odt)
-    elif op == GT:
+    elif ti.static(op == GT):
         r = ti.cast(x > y, odt)
-    elif op == GE:
+    elif ti.static(op == GE):
         r = ti.cast(x >= y, odt)
-    elif op == LT:
+    elif ti.static(op == LT):
         r = ti.cast(x < y, odt)
-    elif op == LE:
+    elif ti.static(op == LE):
         r = ti.cast(x <= y, odt)
-    elif op == AND:
+    elif ti.static(op == AND):
         r = ti.cast((x != 0) & (y != 0), odt)
-    elif op == OR:
+    elif ti.static(op == OR):
         r = ti.cast((x != 0) | (y != 0), odt)
-    elif op == FILL:
+    elif ti.static(op == FILL):
         r = ti.cast(s1, odt) if y != 0 else ti.cast(x, odt)
     elif ti.static(dt != ti.u8):
-        if op == ADD:
+        if ti.static(op == ADD):
             r = ti.cast(x + y, odt)
-        elif op == SUB:
+        elif ti.static(op == SUB):
             r = ti.cast(x - y, odt)
-        elif op == MUL:
+        elif ti.static(op == MUL):
             r = ti.cast(x * y, odt)
         elif ti.static(is_real(dt)):
             r = ti.cast(_div_pow(op, x, y, ti.f32 if dt == ti.f16 else dt), odt)
-        elif op == DIV:
+        elif ti.static(op == DIV):
             r = ti.cast(_int_div(x, y), odt)
     return r
 
@@ -171,21 +176,21 @@ def binary(op, x, y, s1, dt: ti.template(), odt: ti.template()):
 # Dense fast paths (see the module docstring): with unit inner strides, the
 # most frequent cheap ops get a simple loop of their own.
 @ti.func
-def _dense1(op, out: ti.template(), a: ti.template(), oo, oa, j0, j1, s1, dt: ti.template(), odt: ti.template()):
+def _dense1(op: ti.template(), out: ti.template(), a: ti.template(), oo, oa, j0, j1, s1, dt: ti.template(), odt: ti.template()):
     """COPY/cast, ADD_S, SUB_S, MUL_S over out[oo+j] = f(a[oa+j]); False for other ops."""
     done = True
     c = ti.cast(s1, dt)
-    if op == COPY:
+    if ti.static(op == COPY):
         for j in range(j0, j1):
             out[oo + j] = ti.cast(a[oa + j], odt)
     elif ti.static(dt == odt and dt != ti.u8):
-        if op == ADD_S:
+        if ti.static(op == ADD_S):
             for j in range(j0, j1):
                 out[oo + j] = a[oa + j] + c
-        elif op == SUB_S:
+        elif ti.static(op == SUB_S):
             for j in range(j0, j1):
                 out[oo + j] = a[oa + j] - c
-        elif op == MUL_S:
+        elif ti.static(op == MUL_S):
             for j in range(j0, j1):
                 out[oo + j] = a[oa + j] * c
         else:
@@ -196,23 +201,23 @@ def _dense1(op, out: ti.template(), a: ti.template(), oo, oa, j0, j1, s1, dt: ti
 
 
 @ti.func
-def _dense2(op, out: ti.template(), a: ti.template(), b: ti.template(), oo, oa, ob, j0, j1,
+def _dense2(op: ti.template(), out: ti.template(), a: ti.template(), b: ti.template(), oo, oa, ob, j0, j1,
             dt: ti.template(), odt: ti.template()):
     """ADD, SUB, MUL (and DIV for floats) over out[oo+j] = a[oa+j] op b[ob+j]; False for other ops."""
     done = True
     if ti.static(dt == ti.u8 or odt != dt):  # bools, comparisons and mask_fill take the general loop
         done = False
-    elif op == ADD:
+    elif ti.static(op == ADD):
         for j in range(j0, j1):
             out[oo + j] = a[oa + j] + b[ob + j]
-    elif op == SUB:
+    elif ti.static(op == SUB):
         for j in range(j0, j1):
             out[oo + j] = a[oa + j] - b[ob + j]
-    elif op == MUL:
+    elif ti.static(op == MUL):
         for j in range(j0, j1):
             out[oo + j] = a[oa + j] * b[ob + j]
     elif ti.static(is_real(dt)):  # (a static condition must stand alone to prune the branch)
-        if op == DIV:
+        if ti.static(op == DIV):
             for j in range(j0, j1):
                 out[oo + j] = a[oa + j] / b[ob + j]
         else:
@@ -225,7 +230,7 @@ def _dense2(op, out: ti.template(), a: ti.template(), b: ti.template(), oo, oa, 
 def _make_map1(S):
     @ti.kernel
     def map1(out: ti.types.ndarray(), a: ti.types.ndarray(), meta: ti.types.ndarray(), ntask: ti.i32,
-             s1: S, s2: S, dt: ti.template(), odt: ti.template(), serial: ti.template()):
+             s1: S, s2: S, op: ti.template(), dt: ti.template(), odt: ti.template(), serial: ti.template()):
         ti.loop_config(serialize=serial)
         for t in range(ntask):
             nblk = meta[NBLK]
@@ -234,7 +239,6 @@ def _make_map1(S):
             j1 = ti.min(j0 + meta[BLK], meta[INNER])
             o = row_offsets(meta, row, 2)
             st = inner_strides(meta, 2)
-            op = meta[OP]
             done = False  # (Taichi's `and` does not short-circuit: nest the ifs)
             if st[0] == 1 and st[1] == 1:
                 done = _dense1(op, out, a, o[0], o[1], j0, j1, s1, dt, odt)
@@ -248,7 +252,8 @@ def _make_map1(S):
 def _make_map2(S):
     @ti.kernel
     def map2(out: ti.types.ndarray(), a: ti.types.ndarray(), b: ti.types.ndarray(), meta: ti.types.ndarray(),
-             ntask: ti.i32, s1: S, dt: ti.template(), odt: ti.template(), serial: ti.template()):
+             ntask: ti.i32, s1: S, op: ti.template(), dt: ti.template(), odt: ti.template(),
+             serial: ti.template()):
         ti.loop_config(serialize=serial)
         for t in range(ntask):
             nblk = meta[NBLK]
@@ -257,7 +262,6 @@ def _make_map2(S):
             j1 = ti.min(j0 + meta[BLK], meta[INNER])
             o = row_offsets(meta, row, 3)
             st = inner_strides(meta, 3)
-            op = meta[OP]
             done = False
             if st[0] == 1 and st[1] == 1 and st[2] == 1:
                 done = _dense2(op, out, a, b, o[0], o[1], o[2], j0, j1, dt, odt)
@@ -286,31 +290,62 @@ def _map3(out: ti.types.ndarray(), a: ti.types.ndarray(), b: ti.types.ndarray(),
             out[o[0] + j * st[0]] = v
 
 
-_map1 = {True: Launcher(_make_map1(ti.f64)), False: Launcher(_make_map1(ti.i64))}
-_map2 = {True: Launcher(_make_map2(ti.f64)), False: Launcher(_make_map2(ti.i64))}
+# One kernel per scalar-argument type: scalars reach the kernel in the
+# tensor's dtype (f16 tensors: an f32 argument holding an f16 value), so an
+# f32 kernel never sees an f64 value (see the rules in kernels/__init__.py).
+_map1 = {S: Launcher(_make_map1(S)) for S in (ti.f32, ti.f64, ti.i64)}
+_map2 = {S: Launcher(_make_map2(S)) for S in (ti.f32, ti.f64, ti.i64)}
 map3 = Launcher(_map3)
 
 View = tuple  # (Buffer, strides, offset), strides aligned to the walked shape
 
 
-_FLOAT_IDS = frozenset(id(t) for t in FLOAT_TYPES)
+_SCALAR = {id(ti.f16): ti.f32, id(ti.f32): ti.f32, id(ti.f64): ti.f64}
+
+# SPIR-V's extended instructions (GLSL.std.450 exp, log, pow, sin, cos, tanh)
+# take 16- and 32-bit floats only, so on SPIR-V archs these ops have no f64
+# kernel; the name is for the error message.
+_F64_TRANSCENDENTAL = {
+    1: {EXP: "exp", LOG: "log", LOG1P: "log1p", ERF: "erf", COS: "cos", SIN: "sin", TANH: "tanh",
+        POW_S: "powf_scalar"},
+    2: {POW: "powf"},
+}
+_arch = {"spirv": False}
+
+
+def configure(spirv: bool) -> None:
+    _arch["spirv"] = spirv
+
+
+def _f16_scalar(s):
+    """An f16 tensor's scalar, rounded to f16 here (once, as NumPy does); it
+    travels as an f32 argument, which holds every f16 value exactly."""
+    return float(np.float16(s))
 
 
 def run(op: int, shape: tuple, out: View, ins: Sequence[View], s1=0, s2=0) -> None:
     """Walk `shape`, writing op(ins...) into `out` (all views aligned to `shape`).
 
-    Scalars must be Python floats for float inputs and ints otherwise.
+    Scalars must be Python floats for float inputs and ints otherwise. `op`
+    is a template argument: each op compiles into a kernel of its own.
     """
     a = ins[0]
-    is_f = id(a[0].dtype) in _FLOAT_IDS
+    dt = a[0].dtype
+    S = _SCALAR.get(id(dt), ti.i64)
+    if dt is ti.f16:
+        s1, s2 = _f16_scalar(s1), _f16_scalar(s2)
+    elif dt is ti.f64 and _arch["spirv"] and op in _F64_TRANSCENDENTAL.get(len(ins), ()):
+        raise TypeError(f"{_F64_TRANSCENDENTAL[len(ins)][op]} on an f64 tensor: Taichi's Vulkan and Metal "
+                        "backends compile to SPIR-V, whose exp/log/pow/sin/cos/tanh take 32-bit floats at "
+                        "most; cast to f32, or run f64 math on the CPU or CUDA device")
     ser = serial(prod(shape))
     if len(ins) == 1:
         meta, ntask = map_meta(op, shape, ((out[1], out[2]), (a[1], a[2])))
-        _map1[is_f](out[0], a[0], meta, ntask, s1, s2, a[0].dtype, out[0].dtype, ser)
+        _map1[S](out[0], a[0], meta, ntask, s1, s2, op, dt, out[0].dtype, ser)
     elif len(ins) == 2:
         b = ins[1]
         meta, ntask = map_meta(op, shape, ((out[1], out[2]), (a[1], a[2]), (b[1], b[2])))
-        _map2[is_f](out[0], a[0], b[0], meta, ntask, s1, a[0].dtype, out[0].dtype, ser)
+        _map2[S](out[0], a[0], b[0], meta, ntask, s1, op, dt, out[0].dtype, ser)
     else:
         b, m = ins[1], ins[2]
         meta, ntask = map_meta(op, shape, ((out[1], out[2]), (a[1], a[2]), (b[1], b[2]), (m[1], m[2])))

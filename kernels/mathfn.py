@@ -1,4 +1,7 @@
-"""Scalar math that Taichi lacks: erf and log1p, matching the NumPy reference."""
+"""Scalar math that Taichi lacks: erf and log1p, matching the NumPy reference.
+
+Each function computes in its argument's precision (see the rules in
+kernels/__init__.py): f32 math in f32, f64 math in f64."""
 
 import math
 
@@ -17,28 +20,29 @@ _FIT = (-0.82215223, 1.48851587, -1.13520398, 0.27886807, -0.18628806,
 
 
 @ti.func
-def erf_fit(x):
-    """erf of an f32/f16 value, computed in f64 with the Numerical Recipes
-    Chebyshev fit of erfc that the NdArray backend uses (rel. error < 1.2e-7).
-    Constants go through ti.f64(): bare float literals would be f32."""
-    xd = ti.cast(x, ti.f64)
-    z = ti.abs(xd)
-    t = 1.0 / (1.0 + 0.5 * z)
-    p = ti.f64(0.17087277)
+def erf_fit(x, ct: ti.template()):
+    """erf of an f32 value in f32 (f16 comes widened to f32), with the Numerical
+    Recipes Chebyshev fit of erfc that the NdArray backend evaluates in f64
+    (fit error < 1.2e-7; in f32 a few ulp more). Everything stays in `ct`: an
+    f64 step here would make every unary kernel illegal on SPIR-V archs."""
+    z = ti.abs(x)
+    one = ti.cast(1.0, ct)
+    t = one / (one + ti.cast(0.5, ct) * z)
+    p = ti.cast(0.17087277, ct)
     for i in ti.static(range(len(_FIT))):
-        p = ti.f64(_FIT[i]) + t * p
-    erfc = t * ti.exp(-z * z - ti.f64(1.26551223) + t * p)
-    r = erfc - 1.0
-    if xd >= 0:
-        r = 1.0 - erfc
+        p = ti.cast(_FIT[i], ct) + t * p
+    erfc = t * ti.exp(-z * z - ti.cast(1.26551223, ct) + t * p)
+    r = erfc - one
+    if x >= 0:
+        r = one - erfc
     if z < 0.5:
         # Near 0 the fit's absolute error dwarfs erf itself, so take the
         # Maclaurin series there, as the NdArray backend does.
-        x2 = xd * xd
-        s = ti.f64(_ERF_SERIES[12])
+        x2 = x * x
+        s = ti.cast(_ERF_SERIES[12], ct)
         for k in ti.static(range(11, -1, -1)):
-            s = ti.f64(_ERF_SERIES[k]) + x2 * s
-        r = xd * s
+            s = ti.cast(_ERF_SERIES[k], ct) + x2 * s
+        r = x * s
     return r
 
 

@@ -2,7 +2,9 @@
 
 Each task reduces one output element, or one chunk of it when there are too
 few outputs to fill the machine (then a second launch reduces the chunks).
-Float sums accumulate in f64, int sums in i64. max/min propagate NaN and
+Float sums accumulate in the accumulator dtype the backend picks (f64 where
+the arch has native f64 math, compensated f32 on SPIR-V archs; f64 tensors
+always in f64), int sums in i64. max/min propagate NaN and
 argmax/argmin return the first NaN if any, else the first extreme, as NumPy.
 """
 
@@ -13,7 +15,7 @@ import taichi as ti
 from taichi.types.utils import is_real
 
 from .launch import Buffer, Launcher, serial
-from .layout import E0, OP, rows_meta, row_offsets
+from .layout import E0, rows_meta, row_offsets
 
 SUM, MAX, MIN, ARGMAX, ARGMIN = range(5)
 
@@ -29,9 +31,11 @@ def configure(gpu: bool) -> None:
 
 
 @ti.func
-def _beats(op, v, best, adt: ti.template()):
+def _beats(op: ti.template(), v, best, adt: ti.template()):
     """Whether v replaces best: strictly greater (MAX/ARGMAX) or smaller, or a first NaN."""
-    win = (v > best) if (op == MAX or op == ARGMAX) else (v < best)
+    win = v > best
+    if ti.static(op == MIN or op == ARGMIN):
+        win = v < best
     if ti.static(is_real(adt)):
         if ti.math.isnan(best):
             win = False
@@ -40,51 +44,75 @@ def _beats(op, v, best, adt: ti.template()):
     return win
 
 
-@ti.kernel
-def _reduce(out: ti.types.ndarray(), x: ti.types.ndarray(), meta: ti.types.ndarray(), ntask: ti.i32,
-            scale: ti.f64, adt: ti.template(), odt: ti.template(), serial: ti.template()):
-    ti.loop_config(serialize=serial)
-    for t in range(ntask):
-        nchunk = meta[E0]
-        o = ti.raw_div(t, nchunk)
-        k0 = (t - o * nchunk) * meta[E0 + 3]
-        k1 = ti.min(k0 + meta[E0 + 3], meta[E0 + 1])
-        rs = meta[E0 + 2]
-        base = row_offsets(meta, o, 1)[0]
-        op = meta[OP]
-        acc = ti.cast(x[base + k0 * rs], adt)
-        if op == SUM:
-            # four partial sums: independent add chains, not one latency-bound chain
-            a1, a2, a3 = ti.cast(0, adt), ti.cast(0, adt), ti.cast(0, adt)
-            k = k0 + 1
-            while k + 3 < k1:
-                acc += ti.cast(x[base + k * rs], adt)
-                a1 += ti.cast(x[base + (k + 1) * rs], adt)
-                a2 += ti.cast(x[base + (k + 2) * rs], adt)
-                a3 += ti.cast(x[base + (k + 3) * rs], adt)
-                k += 4
-            while k < k1:
-                acc += ti.cast(x[base + k * rs], adt)
-                k += 1
-            acc = (acc + a1) + (a2 + a3)
-        else:
-            for k in range(k0 + 1, k1):
-                v = ti.cast(x[base + k * rs], adt)
-                if _beats(op, v, acc, adt):
-                    acc = v
-        if op == SUM and scale != 1.0:
-            acc = ti.cast(acc * scale, adt)
-        out[t] = ti.cast(acc, odt)
+@ti.func
+def _sum(x: ti.template(), base, k0, k1, rs, adt: ti.template()):
+    """x[base + k*rs] for k in [k0, k1) summed in `adt`. An f64 or i64
+    accumulator keeps four partial sums (independent add chains, not one
+    latency-bound chain); an f32 one (SPIR-V archs, where f32 data never
+    meets f64 math) carries Neumaier's compensation, so it stays as close
+    to the exact sum as the f64 accumulator would."""
+    acc = ti.cast(x[base + k0 * rs], adt)
+    if ti.static(adt == ti.f32):
+        c = ti.cast(0, adt)
+        for k in range(k0 + 1, k1):
+            v = ti.cast(x[base + k * rs], adt)
+            t = acc + v
+            if ti.abs(acc) >= ti.abs(v):
+                c += (acc - t) + v
+            else:
+                c += (v - t) + acc
+            acc = t
+        acc += c
+    else:
+        a1, a2, a3 = ti.cast(0, adt), ti.cast(0, adt), ti.cast(0, adt)
+        k = k0 + 1
+        while k + 3 < k1:
+            acc += ti.cast(x[base + k * rs], adt)
+            a1 += ti.cast(x[base + (k + 1) * rs], adt)
+            a2 += ti.cast(x[base + (k + 2) * rs], adt)
+            a3 += ti.cast(x[base + (k + 3) * rs], adt)
+            k += 4
+        while k < k1:
+            acc += ti.cast(x[base + k * rs], adt)
+            k += 1
+        acc = (acc + a1) + (a2 + a3)
+    return acc
+
+
+def _make_reduce(S):
+    @ti.kernel
+    def reduce(out: ti.types.ndarray(), x: ti.types.ndarray(), meta: ti.types.ndarray(), ntask: ti.i32,
+               scale: S, op: ti.template(), adt: ti.template(), odt: ti.template(), serial: ti.template()):
+        ti.loop_config(serialize=serial)
+        for t in range(ntask):
+            nchunk = meta[E0]
+            o = ti.raw_div(t, nchunk)
+            k0 = (t - o * nchunk) * meta[E0 + 3]
+            k1 = ti.min(k0 + meta[E0 + 3], meta[E0 + 1])
+            rs = meta[E0 + 2]
+            base = row_offsets(meta, o, 1)[0]
+            acc = ti.cast(x[base + k0 * rs], adt)
+            if ti.static(op == SUM):
+                acc = _sum(x, base, k0, k1, rs, adt)
+                if scale != 1:
+                    acc = ti.cast(acc * scale, adt)
+            else:
+                for k in range(k0 + 1, k1):
+                    v = ti.cast(x[base + k * rs], adt)
+                    if _beats(op, v, acc, adt):
+                        acc = v
+            out[t] = ti.cast(acc, odt)
+
+    return reduce
 
 
 @ti.kernel
 def _argreduce(out: ti.types.ndarray(), x: ti.types.ndarray(), meta: ti.types.ndarray(), ntask: ti.i32,
-               adt: ti.template(), serial: ti.template()):
+               op: ti.template(), adt: ti.template(), serial: ti.template()):
     ti.loop_config(serialize=serial)
     for t in range(ntask):
         rs = meta[E0 + 2]
         base = row_offsets(meta, t, 1)[0]
-        op = meta[OP]
         best = ti.cast(x[base], adt)
         where = 0
         for k in range(1, meta[E0 + 1]):
@@ -95,7 +123,9 @@ def _argreduce(out: ti.types.ndarray(), x: ti.types.ndarray(), meta: ti.types.nd
         out[t] = ti.cast(where, ti.i64)
 
 
-reduce_k = Launcher(_reduce)
+# The scale (1/n for a mean) travels in the accumulator's precision: f32 for
+# an f32 accumulator, f64 for f64 and for ints (whose mean scales in f64).
+_reduce_k = {S: Launcher(_make_reduce(S)) for S in (ti.f32, ti.f64)}
 argreduce_k = Launcher(_argreduce)
 
 
@@ -110,7 +140,7 @@ def run(op: int, x: tuple, shape: tuple, dim: int, out: Buffer, adt, scale: floa
     nout = prod(outer)
     if op in (ARGMAX, ARGMIN):
         meta, _ = rows_meta(op, outer, ((ost, offset),), (1, R, rs, R))
-        argreduce_k(out, buf, meta, nout, adt, serial(nout * R))
+        argreduce_k(out, buf, meta, nout, op, adt, serial(nout * R))
         return
     nchunk = 1
     if nout < _policy["tasks"] and R >= 2 * _policy["min_chunk"]:
@@ -118,10 +148,11 @@ def run(op: int, x: tuple, shape: tuple, dim: int, out: Buffer, adt, scale: floa
     clen = -(-R // nchunk)
     nchunk = -(-R // clen)
     meta, _ = rows_meta(op, outer, ((ost, offset),), (nchunk, R, rs, clen))
+    reduce_k = _reduce_k[ti.f32 if adt is ti.f32 else ti.f64]
     if nchunk == 1:
-        reduce_k(out, buf, meta, nout, scale, adt, out.dtype, serial(nout * R))
+        reduce_k(out, buf, meta, nout, scale, op, adt, out.dtype, serial(nout * R))
         return
     part = Buffer(adt, nout * nchunk)
-    reduce_k(part, buf, meta, nout * nchunk, 1.0, adt, adt, serial(nout * R))
+    reduce_k(part, buf, meta, nout * nchunk, 1.0, op, adt, adt, serial(nout * R))
     meta2, _ = rows_meta(op, (nout,), (((nchunk,), 0),), (1, nchunk, 1, nchunk))
-    reduce_k(out, part, meta2, nout, scale, adt, out.dtype, serial(nout * nchunk))
+    reduce_k(out, part, meta2, nout, scale, op, adt, out.dtype, serial(nout * nchunk))

@@ -333,7 +333,8 @@ def test_layout_ops_are_views_sharing_the_buffer() -> None:
 
 def test_one_launch_per_op_and_no_new_kernels_for_new_shapes() -> None:
     a = t(rand_float((3, 4)))
-    T.float_add(a, a), T.float_exp(a), T.float_sum_dim(a, 1)  # warm up (compile or load)
+    # warm up (compile or load) each op: every op is a kernel instance of its own
+    T.float_add(a, a), T.float_exp(a), T.float_sum_dim(a, 1), T.float_mul_scalar(a, 3.0)
     before = kernel_stats()
     for shape in ((5,), (2, 3, 4), (2, 1, 3, 1, 2), (7, 2)):
         x = pair(rand_float(shape), "permute").t

@@ -48,8 +48,10 @@ from .base import Backend, broadcast_shape, check_devices, share_layout_ops
 
 K: Any = None  # burnbook.kernels, imported when the runtime starts
 _running: "TaichiDevice | None" = None
+_no_f64 = False  # whether the running device lacks f64 (Metal, some Vulkan devices)
 _TI: dict = {}  # np.dtype -> Taichi storage dtype
-_ACC: dict = {}  # is-float -> reduction accumulator dtype (f64 / i64)
+_ACC: dict = {}  # np dtype -> sum accumulator dtype (see _start)
+_SPIRV = ("vulkan", "metal")  # archs whose kernels are SPIR-V: no f64 math in f32 kernels
 _KINDS = {"cpu": "cpu", "x64": "cpu", "arm64": "cpu", "cuda": "cuda", "vulkan": "vulkan", "metal": "metal"}
 
 F32, F64, F16 = np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16)
@@ -60,6 +62,10 @@ _FLOATS = (F32, F64, F16)
 def _host_arch() -> str:
     m = platform.machine().lower()
     return {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(m, m)
+
+
+class DeviceDtypeError(TypeError):
+    """A tensor of a dtype that the running Taichi device cannot hold (f64 on Metal)."""
 
 
 class TaichiDevice:
@@ -181,9 +187,15 @@ def _start(device: Any, probing: bool = False) -> bool:
             f"this process already runs Taichi on {impl.current_cfg().arch.name} (started outside "
             f"burnbook); a tensor on {device!r} needs a new Python process.")
     K = kernels
-    K.configure(gpu=device.kind != "cpu")
+    K.configure(gpu=device.kind != "cpu", spirv=device.kind in _SPIRV)
+    global _no_f64
+    _no_f64 = device.kind == "metal" or (device.kind == "vulkan" and not K.data.f64_works())
     _TI.update({F32: ti.f32, F64: ti.f64, F16: ti.f16, I64: ti.i64, BOOL: ti.u8})
-    _ACC.update({True: ti.f64, False: ti.i64})
+    # f32/f16 sums accumulate in f64 where the arch computes f64 natively; on
+    # SPIR-V archs f32 data never meets f64 math (kernels/__init__.py), so
+    # there they accumulate in compensated f32.
+    f32_acc = ti.f32 if device.kind in _SPIRV else ti.f64
+    _ACC.update({F32: f32_acc, F16: f32_acc, F64: ti.f64, I64: ti.i64, BOOL: ti.i64})
     _running = device
     return True
 
@@ -246,6 +258,10 @@ class TaichiTensor:
 
 
 def _alloc(shape: tuple, dtype: np.dtype, device: TaichiDevice) -> TaichiTensor:
+    if _no_f64 and dtype == F64:
+        raise DeviceDtypeError(
+            f"Taichi on {device!r}: this device has no f64 (Taichi's Metal backend never has; a Vulkan "
+            "device without shaderFloat64 neither); keep f64 data on the CPU device, or use f32")
     n = math.prod(shape)
     buf = K.Buffer(_TI[dtype], n) if n else None
     return TaichiTensor(buf, shape, _contig(shape), 0, dtype, device)
@@ -348,7 +364,7 @@ def _reduce(name: str, p: TaichiTensor, dim: int, op: int, mean: bool = False) -
             raise ValueError(f"{name}: dim {dim} of shape {list(p.shape)} has size 0, and max/min/arg* "
                              "of nothing is undefined")
         return _full(shape, math.nan if mean else 0, p.dtype, p.device)
-    adt = _ACC[p.dtype in _FLOATS]
+    adt = _ACC[p.dtype]
     K.reduce.run(op, p.view(), p.shape, dim, out.buf, adt, 1.0 / n if mean else 1.0)
     return out
 
