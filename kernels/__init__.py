@@ -14,7 +14,7 @@ kernels compile once per dtype combination, never per shape or rank.
 - reduce.py      sum/mean/max/min/argmax/argmin along a dim
 - index.py       gather/select and scatter-add/select_assign
 - matmul.py      batched matmul (NumPy BLAS selected on the CPU arch)
-- mathfn.py      erf and log1p as @ti.func
+- mathfn.py      erf, log1p, and f64 exp/log/pow/sin/cos/tanh for SPIR-V, as @ti.func
 
 Rules every kernel keeps, so that it compiles on each arch Taichi names
 (CPU and CUDA through LLVM; Vulkan and Metal through SPIR-V, which has no
@@ -30,10 +30,11 @@ Rules every kernel keeps, so that it compiles on each arch Taichi names
    into another op's kernel.
 3. Scalar arguments travel in the tensor's dtype: f32 for f32 and f16
    tensors (the f16 value rounded on the host), f64 for f64, i64 for ints.
-4. On SPIR-V archs an f64 exp/log/pow/sin/cos/tanh/erf is a TypeError naming
-   the op (elementwise.run), and on a device without f64 (Metal, a Vulkan
-   device without shaderFloat64) an f64 tensor is an error naming the device
-   (the backend's `_alloc`, probed with `data.f64_works`).
+4. SPIR-V's exp/log/pow/sin/cos/tanh take 32-bit floats at most: on SPIR-V
+   archs f64 kernels compute them from f64 arithmetic (mathfn.py's `exp_`,
+   `log_`... dispatchers, chosen statically). On a device without f64 at all
+   (Metal, a Vulkan device without shaderFloat64) an f64 tensor is an error
+   naming the device (the backend's `_alloc`, probed with `data.f64_works`).
 
 tests/backend/test_vulkan_kernels.py compiles and runs every kernel family
 on Vulkan wherever a Vulkan device exists (Mesa's lavapipe on CI).

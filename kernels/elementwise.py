@@ -21,7 +21,8 @@ from taichi.types.utils import is_real
 
 from .launch import Launcher, serial
 from .layout import BLK, INNER, NBLK, inner_strides, map_meta, row_offsets
-from .mathfn import erf64, erf_fit, log1p
+from . import mathfn
+from .mathfn import cos_, erf64, erf_fit, exp_, log1p, log_, pow_, sin_, tanh_
 
 # map1 op codes: x and scalars s1, s2
 COPY, ADD_S, SUB_S, MUL_S, DIV_S, POW_S, NEG, ABS, CLAMP = range(9)
@@ -59,13 +60,13 @@ def _float_math(op: ti.template(), x, c1, ct: ti.template()):
         elif k == 0.5:
             r = ti.sqrt(v)
         else:
-            r = v**k
+            r = pow_(v, k, ct)
     elif ti.static(op == EXP):
-        r = ti.exp(v)
+        r = exp_(v, ct)
     elif ti.static(op == LOG):
-        r = ti.log(v)
+        r = log_(v, ct)
     elif ti.static(op == LOG1P):
-        r = log1p(v)
+        r = log1p(v, ct)
     elif ti.static(op == ERF):
         if ti.static(ct == ti.f64):
             r = erf64(v)
@@ -76,11 +77,11 @@ def _float_math(op: ti.template(), x, c1, ct: ti.template()):
     elif ti.static(op == RECIP):
         r = ti.cast(1, ct) / v
     elif ti.static(op == COS):
-        r = ti.cos(v)
+        r = cos_(v, ct)
     elif ti.static(op == SIN):
-        r = ti.sin(v)
+        r = sin_(v, ct)
     elif ti.static(op == TANH):
-        r = ti.tanh(v)
+        r = tanh_(v, ct)
     return r
 
 
@@ -90,7 +91,7 @@ def _div_pow(op: ti.template(), x, y, ct: ti.template()):
     v = ti.cast(y, ct)
     r = u
     if ti.static(op == POW):
-        r = u**v
+        r = pow_(u, v, ct)
     else:
         r = u / v
     return r
@@ -302,19 +303,9 @@ View = tuple  # (Buffer, strides, offset), strides aligned to the walked shape
 
 _SCALAR = {id(ti.f16): ti.f32, id(ti.f32): ti.f32, id(ti.f64): ti.f64}
 
-# SPIR-V's extended instructions (GLSL.std.450 exp, log, pow, sin, cos, tanh)
-# take 16- and 32-bit floats only, so on SPIR-V archs these ops have no f64
-# kernel; the name is for the error message.
-_F64_TRANSCENDENTAL = {
-    1: {EXP: "exp", LOG: "log", LOG1P: "log1p", ERF: "erf", COS: "cos", SIN: "sin", TANH: "tanh",
-        POW_S: "powf_scalar"},
-    2: {POW: "powf"},
-}
-_arch = {"spirv": False}
-
-
 def configure(spirv: bool) -> None:
-    _arch["spirv"] = spirv
+    """On SPIR-V archs f64 exp/log/pow/sin/cos/tanh compile from mathfn's f64 routines."""
+    mathfn.soft_f64["on"] = spirv
 
 
 def _f16_scalar(s):
@@ -334,10 +325,6 @@ def run(op: int, shape: tuple, out: View, ins: Sequence[View], s1=0, s2=0) -> No
     S = _SCALAR.get(id(dt), ti.i64)
     if dt is ti.f16:
         s1, s2 = _f16_scalar(s1), _f16_scalar(s2)
-    elif dt is ti.f64 and _arch["spirv"] and op in _F64_TRANSCENDENTAL.get(len(ins), ()):
-        raise TypeError(f"{_F64_TRANSCENDENTAL[len(ins)][op]} on an f64 tensor: Taichi's Vulkan and Metal "
-                        "backends compile to SPIR-V, whose exp/log/pow/sin/cos/tanh take 32-bit floats at "
-                        "most; cast to f32, or run f64 math on the CPU or CUDA device")
     ser = serial(prod(shape))
     if len(ins) == 1:
         meta, ntask = map_meta(op, shape, ((out[1], out[2]), (a[1], a[2])))

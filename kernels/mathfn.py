@@ -64,13 +64,13 @@ def erf64(x):
             s += term
             if term <= ti.f64(1e-17) * s:
                 break
-        r = ti.f64(_TWO_OVER_SQRT_PI) * ti.exp(-z2) * s
+        r = ti.f64(_TWO_OVER_SQRT_PI) * exp_(-z2, ti.f64) * s
     elif z < 6.0:
         f = z
         for q in range(40):
             n = 40 - q
             f = z + (0.5 * n) / f
-        r = 1.0 - ti.exp(-z * z) * ti.f64(_ONE_OVER_SQRT_PI) / f
+        r = 1.0 - exp_(-z * z, ti.f64) * ti.f64(_ONE_OVER_SQRT_PI) / f
     if xd < 0:
         r = -r
     if ti.math.isnan(xd):
@@ -79,12 +79,271 @@ def erf64(x):
 
 
 @ti.func
-def log1p(x):
-    """log(1 + x) accurate for small x (Goldberg's trick), in x's precision."""
+def log1p(x, ct: ti.template()):
+    """log(1 + x) accurate for small x, in x's precision `ct`: for |x| < 0.25
+    2 atanh(x / (2 + x)) by its series (SPIR-V's log may be off by 2**-21
+    absolute near 1, which Goldberg's trick would carry into the result), else
+    Goldberg's log(u) * x / (u - 1) with u = 1 + x."""
     u = 1.0 + x
-    r = ti.log(u)
-    if u == 1.0:
-        r = x
+    r = log_(u, ct)
+    if ti.abs(x) < 0.25:
+        s = x / (2.0 + x)  # |s| < 1/7
+        s2 = s * s
+        q = ct(1.0 / 21.0)
+        for n in ti.static(range(9, -1, -1)):
+            q = ct(1.0 / (2 * n + 1)) + s2 * q
+        r = 2.0 * s * q
     elif not ti.math.isinf(u):
-        r = ti.log(u) * (x / (u - 1.0))
+        r = r * (x / (u - 1.0))
+    return r
+
+
+# -- f64 transcendentals in f64 arithmetic, for SPIR-V archs ----------------------------
+# SPIR-V's GLSL.std.450 exp/log/pow/sin/cos/tanh take 32-bit floats at most, so
+# on Vulkan and Metal an f64 kernel computes them from +, *, / and bit casts
+# (within a few ulp; sin/cos reduce the argument with a three-part pi/2, exact
+# for |x| < 2**19 * pi/2 and degrading beyond). `soft_f64` is set once, before
+# any kernel compiles, by `configure` (the arch never changes in a process).
+soft_f64 = {"on": False}
+
+_LN2_HI, _LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10
+_PIO2_1, _PIO2_2, _PIO2_3 = 1.57079632673412561417e+00, 6.07710050650619224932e-11, 2.02226624879595063154e-21
+_INV_FACT = tuple(1.0 / math.factorial(n) for n in range(22))
+
+
+@ti.func
+def _f64(c: ti.template()):
+    # An f64 constant. (A plain argument, or ti.cast of a Python float, would
+    # round it to the default f32 first.)
+    return ti.f64(c)
+
+
+@ti.func
+def _pow2(k):
+    """2**k as f64 for integer k in [-1022, 1023], built from its bits."""
+    return ti.bit_cast((ti.cast(k, ti.i64) + 1023) << 52, ti.f64)
+
+
+@ti.func
+def _expm1_series(y):
+    """e**y - 1 for |y| <= 1, by Taylor's series to y**21 (no cancellation)."""
+    s = _f64(_INV_FACT[21])
+    for n in ti.static(range(20, 0, -1)):
+        s = _f64(_INV_FACT[n]) + y * s
+    return y * s
+
+
+@ti.func
+def exp64(x):
+    r = _f64(0.0)
+    if ti.math.isnan(x):
+        r = x
+    elif x > _f64(709.782712893384):
+        r = _f64(math.inf)
+    elif x >= _f64(-745.2):
+        k = ti.round(x * _f64(1.4426950408889634))  # x / ln 2
+        t = (x - k * _f64(_LN2_HI)) - k * _f64(_LN2_LO)  # |t| <= ln2 / 2, exactly reduced
+        p = _f64(_INV_FACT[16])
+        for n in ti.static(range(15, -1, -1)):
+            p = _f64(_INV_FACT[n]) + t * p
+        ki = ti.cast(k, ti.i32)
+        # 2**k in two factors: k reaches -1075 (subnormal results) and 1024
+        h = ti.raw_div(ki, 2)
+        r = p * _pow2(h) * _pow2(ki - h)
+    return r
+
+
+@ti.func
+def log64(x):
+    r = _f64(0.0)
+    if ti.math.isnan(x) or x < 0:
+        r = _f64(math.nan)
+    elif x == 0:
+        r = _f64(-math.inf)
+    elif ti.math.isinf(x):
+        r = x
+    else:
+        m = x
+        e = ti.cast(0, ti.i64)
+        if m < _f64(2.2250738585072014e-308):  # subnormal: scale into the normal range first
+            m = m * _f64(18014398509481984.0)  # 2**54
+            e = ti.cast(-54, ti.i64)
+        bits = ti.bit_cast(m, ti.i64)
+        e += ((bits >> 52) & 0x7FF) - 1023
+        m = ti.bit_cast((bits & ti.i64(0xFFFFFFFFFFFFF)) | (ti.i64(1023) << 52), ti.f64)  # [1, 2)
+        if m > _f64(1.4142135623730951):
+            m = m * 0.5
+            e += 1
+        f = m - 1.0
+        s = f / (2.0 + f)  # log(m) = 2 atanh(s), |s| < 0.172
+        s2 = s * s
+        q = _f64(1.0 / 25.0)
+        for n in ti.static(range(11, -1, -1)):
+            q = _f64(1.0 / (2 * n + 1)) + s2 * q
+        ef = ti.cast(e, ti.f64)
+        r = ef * _f64(_LN2_HI) + (2.0 * s * q + ef * _f64(_LN2_LO))
+    return r
+
+
+@ti.func
+def _sin_poly(r):
+    r2 = r * r
+    s = _f64(_INV_FACT[21])
+    for n in ti.static(range(9, -1, -1)):
+        s = _f64((-1) ** n * _INV_FACT[2 * n + 1]) + r2 * s
+    return r * s
+
+
+@ti.func
+def _cos_poly(r):
+    r2 = r * r
+    c = _f64(_INV_FACT[20])
+    for n in ti.static(range(9, -1, -1)):
+        c = _f64((-1) ** n * _INV_FACT[2 * n]) + r2 * c
+    return c
+
+
+@ti.func
+def _sincos64(x, want_cos: ti.template()):
+    r = _f64(math.nan)
+    if not (ti.math.isnan(x) or ti.math.isinf(x)):
+        k = ti.round(x * _f64(0.6366197723675814))  # x / (pi/2)
+        t = ((x - k * _f64(_PIO2_1)) - k * _f64(_PIO2_2)) - k * _f64(_PIO2_3)
+        q = ti.cast(k - 4.0 * ti.floor(k * 0.25), ti.i32)  # k mod 4, also for huge k
+        if ti.static(want_cos):
+            q += 1
+        q = q & 3
+        if q == 0:
+            r = _sin_poly(t)
+        elif q == 1:
+            r = _cos_poly(t)
+        elif q == 2:
+            r = -_sin_poly(t)
+        else:
+            r = -_cos_poly(t)
+    return r
+
+
+@ti.func
+def sin64(x):
+    return _sincos64(x, False)
+
+
+@ti.func
+def cos64(x):
+    return _sincos64(x, True)
+
+
+@ti.func
+def tanh64(x):
+    a = ti.abs(x)
+    r = _f64(1.0)
+    if ti.math.isnan(x):
+        r = x
+    elif a < 0.5:
+        t = _expm1_series(2.0 * a)
+        r = t / (t + 2.0)
+    elif a < 22.0:
+        e = exp64(2.0 * a)
+        r = (e - 1.0) / (e + 1.0)
+    if x < 0:
+        r = -r
+    return r
+
+
+@ti.func
+def pow64(x, y):
+    """x**y with C99/NumPy special cases; otherwise exp(y log|x|), whose error
+    grows with |y log x| (about 1e-13 relative for results near 1e300)."""
+    r = _f64(math.nan)
+    ax = ti.abs(x)
+    y_int = ti.floor(y) == y
+    y_odd = False
+    if y_int and ti.abs(y) < _f64(9007199254740992.0):
+        h = y * 0.5
+        y_odd = ti.floor(h) != h
+    if y == 0 or x == 1:
+        r = _f64(1.0)
+    elif ti.math.isnan(x) or ti.math.isnan(y):
+        r = _f64(math.nan)
+    elif ti.math.isinf(y):
+        r = _f64(1.0)
+        if ax > 1:
+            r = _f64(math.inf) if y > 0 else _f64(0.0)
+        elif ax < 1:
+            r = _f64(0.0) if y > 0 else _f64(math.inf)
+    elif x < 0 and not y_int:
+        r = _f64(math.nan)
+    else:
+        m = _f64(0.0)
+        if ti.math.isinf(ax):
+            m = _f64(math.inf) if y > 0 else _f64(0.0)
+        elif ax == 0:
+            m = _f64(0.0) if y > 0 else _f64(math.inf)
+        else:
+            m = exp64(y * log64(ax))
+        r = m
+        if y_odd and (x < 0 or (x == 0 and ti.bit_cast(x, ti.i64) < 0)):
+            r = -m
+    return r
+
+
+# Dispatchers: the native instruction, or the f64 routine above on SPIR-V archs.
+@ti.func
+def exp_(x, ct: ti.template()):
+    r = x
+    if ti.static(ct == ti.f64 and soft_f64["on"]):
+        r = exp64(x)
+    else:
+        r = ti.exp(x)
+    return r
+
+
+@ti.func
+def log_(x, ct: ti.template()):
+    r = x
+    if ti.static(ct == ti.f64 and soft_f64["on"]):
+        r = log64(x)
+    else:
+        r = ti.log(x)
+    return r
+
+
+@ti.func
+def sin_(x, ct: ti.template()):
+    r = x
+    if ti.static(ct == ti.f64 and soft_f64["on"]):
+        r = sin64(x)
+    else:
+        r = ti.sin(x)
+    return r
+
+
+@ti.func
+def cos_(x, ct: ti.template()):
+    r = x
+    if ti.static(ct == ti.f64 and soft_f64["on"]):
+        r = cos64(x)
+    else:
+        r = ti.cos(x)
+    return r
+
+
+@ti.func
+def tanh_(x, ct: ti.template()):
+    r = x
+    if ti.static(ct == ti.f64 and soft_f64["on"]):
+        r = tanh64(x)
+    else:
+        r = ti.tanh(x)
+    return r
+
+
+@ti.func
+def pow_(x, y, ct: ti.template()):
+    r = x
+    if ti.static(ct == ti.f64 and soft_f64["on"]):
+        r = pow64(x, y)
+    else:
+        r = x**y
     return r

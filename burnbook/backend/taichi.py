@@ -28,8 +28,11 @@ thread (waking the thread pool costs more), larger ones on all cores.
 `_matmul`). Module ops (conv, pooling, embedding) are `ModuleOps`' defaults,
 composed of these primitives.
 
-GPU notes (untested here; CI has no GPU): i64 and f64 need device support
-(Taichi's Metal backend has neither), and f16 scatter needs f16 atomics.
+Vulkan runs on every CI run (Mesa's lavapipe; `make test-vulkan`); CUDA and
+Metal run the same kernels. Vulkan and Metal compile kernels to SPIR-V, so
+kernels keep the rules of kernels/__init__.py; f64 needs device support
+(Taichi's Metal backend has none: an f64 tensor there is a DeviceDtypeError),
+so do i64 and, for scatter, f16 atomics (lavapipe has no f16 atomics).
 """
 
 from __future__ import annotations
@@ -414,6 +417,11 @@ def _scatter(name: str, dim: int, p: TaichiTensor, idx_view: tuple, values: Taic
     _same_device(name, (p, values))
     if len(values.shape) != len(shape) or any(m != n and m != 1 for n, m in zip(shape, values.shape)):
         raise ValueError(f"{name}: values of shape {list(values.shape)} do not broadcast to {list(shape)}")
+    if p.dtype == F16 and p.device.kind in _SPIRV:
+        # f16 atomics are optional on SPIR-V devices (lavapipe has none, and its
+        # pipeline creation then crashes the process): add in f32, round once.
+        wide = _scatter(name, dim, _materialize(p, F32), idx_view, _materialize(values, F32), shape)
+        return _materialize(wide, F16)
     out = _materialize(p)
     if math.prod(shape) == 0:
         return out
