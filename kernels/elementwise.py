@@ -305,7 +305,7 @@ _SCALAR = {id(ti.f16): ti.f32, id(ti.f32): ti.f32, id(ti.f64): ti.f64}
 
 def configure(spirv: bool) -> None:
     """On SPIR-V archs f64 exp/log/pow/sin/cos/tanh compile from mathfn's f64 routines."""
-    mathfn.soft_f64["on"] = spirv
+    mathfn.spirv_math["on"] = spirv
 
 
 def _f16_scalar(s):

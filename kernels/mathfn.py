@@ -98,13 +98,15 @@ def log1p(x, ct: ti.template()):
     return r
 
 
-# -- f64 transcendentals in f64 arithmetic, for SPIR-V archs ----------------------------
+# -- for SPIR-V archs (Vulkan, Metal) ------------------------------------------------
 # SPIR-V's GLSL.std.450 exp/log/pow/sin/cos/tanh take 32-bit floats at most, so
-# on Vulkan and Metal an f64 kernel computes them from +, *, / and bit casts
-# (within a few ulp; sin/cos reduce the argument with a three-part pi/2, exact
-# for |x| < 2**19 * pi/2 and degrading beyond). `soft_f64` is set once, before
-# any kernel compiles, by `configure` (the arch never changes in a process).
-soft_f64 = {"on": False}
+# there an f64 kernel computes them from +, *, / and bit casts (within a few
+# ulp; sin/cos reduce the argument with a three-part pi/2, exact for
+# |x| < 2**19 * pi/2 and degrading beyond). Its f32 log and tanh lose all
+# relative accuracy near 1 and 0, and its pow is undefined for x <= 0, so
+# those get f32 routines too. `spirv_math` is set once, before any kernel
+# compiles, by `elementwise.configure` (the arch never changes in a process).
+spirv_math = {"on": False}
 
 _LN2_HI, _LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10
 _PIO2_1, _PIO2_2, _PIO2_3 = 1.57079632673412561417e+00, 6.07710050650619224932e-11, 2.02226624879595063154e-21
@@ -125,11 +127,13 @@ def _pow2(k):
 
 
 @ti.func
-def _expm1_series(y):
-    """e**y - 1 for |y| <= 1, by Taylor's series to y**21 (no cancellation)."""
-    s = _f64(_INV_FACT[21])
-    for n in ti.static(range(20, 0, -1)):
-        s = _f64(_INV_FACT[n]) + y * s
+def _expm1_series(y, ct: ti.template()):
+    """e**y - 1 for |y| <= 1 in `ct`, by Taylor's series (no cancellation):
+    to y**21 in f64, y**11 in f32."""
+    top = ti.static(21 if ct == ti.f64 else 11)
+    s = ct(_INV_FACT[top])
+    for n in ti.static(range(top - 1, 0, -1)):
+        s = ct(_INV_FACT[n]) + y * s
     return y * s
 
 
@@ -235,16 +239,19 @@ def cos64(x):
 
 
 @ti.func
-def tanh64(x):
+def tanh_spirv(x, ct: ti.template()):
+    """tanh in `ct` from exp: SPIR-V's own tanh loses all relative accuracy
+    near 0 (lavapipe: thousands of ulp), so below 0.5 e**2x - 1 comes from
+    its series."""
     a = ti.abs(x)
-    r = _f64(1.0)
+    r = ct(1.0)
     if ti.math.isnan(x):
         r = x
     elif a < 0.5:
-        t = _expm1_series(2.0 * a)
+        t = _expm1_series(2.0 * a, ct)
         r = t / (t + 2.0)
     elif a < 22.0:
-        e = exp64(2.0 * a)
+        e = exp_(2.0 * a, ct)
         r = (e - 1.0) / (e + 1.0)
     if x < 0:
         r = -r
@@ -252,47 +259,87 @@ def tanh64(x):
 
 
 @ti.func
-def pow64(x, y):
-    """x**y with C99/NumPy special cases; otherwise exp(y log|x|), whose error
+def log32(x):
+    """log of an f32 in f32 arithmetic (within 2 ulp), for SPIR-V archs, whose
+    f32 log is only good to 2**-21 absolute near 1 (lavapipe: 10**4 ulp)."""
+    r = ti.f32(0.0)
+    if ti.math.isnan(x) or x < 0:
+        r = ti.f32(math.nan)
+    elif x == 0:
+        r = ti.f32(-math.inf)
+    elif ti.math.isinf(x):
+        r = x
+    else:
+        m = x
+        e = 0
+        if m < ti.f32(1.1754943508222875e-38):  # subnormal: scale into the normal range first
+            m = m * ti.f32(16777216.0)  # 2**24
+            e = -24
+        bits = ti.bit_cast(m, ti.i32)
+        e += ((bits >> 23) & 0xFF) - 127
+        m = ti.bit_cast((bits & 0x7FFFFF) | (127 << 23), ti.f32)  # [1, 2)
+        if m > ti.f32(1.4142135623730951):
+            m = m * 0.5
+            e += 1
+        f = m - 1.0
+        s = f / (2.0 + f)  # log(m) = 2 atanh(s), |s| < 0.172
+        s2 = s * s
+        q = ti.f32(1.0 / 13.0)
+        for n in ti.static(range(5, -1, -1)):
+            q = ti.f32(1.0 / (2 * n + 1)) + s2 * q
+        ef = ti.cast(e, ti.f32)
+        # ln 2 split so that ef * hi is exact for |e| < 2**8
+        r = ef * ti.f32(0.693145751953125) + (2.0 * s * q + ef * ti.f32(1.428606765330187e-06))
+    return r
+
+
+@ti.func
+def pow_spirv(x, y, ct: ti.template()):
+    """x**y with C99/NumPy's special cases, for SPIR-V archs, where pow is
+    undefined for x <= 0 (so (-2)**3 would not be -8). The core is pow(|x|, y):
+    SPIR-V's for f32, exp(y log|x|) in f64 arithmetic for f64, whose error
     grows with |y log x| (about 1e-13 relative for results near 1e300)."""
-    r = _f64(math.nan)
+    inf = ct(math.inf)
+    r = ct(math.nan)
     ax = ti.abs(x)
     y_int = ti.floor(y) == y
     y_odd = False
-    if y_int and ti.abs(y) < _f64(9007199254740992.0):
+    if y_int and ti.abs(y) < ct(9007199254740992.0):
         h = y * 0.5
         y_odd = ti.floor(h) != h
     if y == 0 or x == 1:
-        r = _f64(1.0)
+        r = ct(1.0)
     elif ti.math.isnan(x) or ti.math.isnan(y):
-        r = _f64(math.nan)
+        r = ct(math.nan)
     elif ti.math.isinf(y):
-        r = _f64(1.0)
+        r = ct(1.0)
         if ax > 1:
-            r = _f64(math.inf) if y > 0 else _f64(0.0)
+            r = inf if y > 0 else ct(0.0)
         elif ax < 1:
-            r = _f64(0.0) if y > 0 else _f64(math.inf)
+            r = ct(0.0) if y > 0 else inf
     elif x < 0 and not y_int:
-        r = _f64(math.nan)
+        r = ct(math.nan)
     else:
-        m = _f64(0.0)
+        m = ct(0.0)
         if ti.math.isinf(ax):
-            m = _f64(math.inf) if y > 0 else _f64(0.0)
+            m = inf if y > 0 else ct(0.0)
         elif ax == 0:
-            m = _f64(0.0) if y > 0 else _f64(math.inf)
-        else:
+            m = ct(0.0) if y > 0 else inf
+        elif ti.static(ct == ti.f64):
             m = exp64(y * log64(ax))
+        else:
+            m = ax**y
         r = m
-        if y_odd and (x < 0 or (x == 0 and ti.bit_cast(x, ti.i64) < 0)):
+        if y_odd and (x < 0 or (x == 0 and 1.0 / x < 0)):
             r = -m
     return r
 
 
-# Dispatchers: the native instruction, or the f64 routine above on SPIR-V archs.
+# Dispatchers: the native instruction, or the routine above on SPIR-V archs.
 @ti.func
 def exp_(x, ct: ti.template()):
     r = x
-    if ti.static(ct == ti.f64 and soft_f64["on"]):
+    if ti.static(ct == ti.f64 and spirv_math["on"]):
         r = exp64(x)
     else:
         r = ti.exp(x)
@@ -302,8 +349,10 @@ def exp_(x, ct: ti.template()):
 @ti.func
 def log_(x, ct: ti.template()):
     r = x
-    if ti.static(ct == ti.f64 and soft_f64["on"]):
+    if ti.static(ct == ti.f64 and spirv_math["on"]):
         r = log64(x)
+    elif ti.static(spirv_math["on"]):
+        r = log32(x)
     else:
         r = ti.log(x)
     return r
@@ -312,7 +361,7 @@ def log_(x, ct: ti.template()):
 @ti.func
 def sin_(x, ct: ti.template()):
     r = x
-    if ti.static(ct == ti.f64 and soft_f64["on"]):
+    if ti.static(ct == ti.f64 and spirv_math["on"]):
         r = sin64(x)
     else:
         r = ti.sin(x)
@@ -322,7 +371,7 @@ def sin_(x, ct: ti.template()):
 @ti.func
 def cos_(x, ct: ti.template()):
     r = x
-    if ti.static(ct == ti.f64 and soft_f64["on"]):
+    if ti.static(ct == ti.f64 and spirv_math["on"]):
         r = cos64(x)
     else:
         r = ti.cos(x)
@@ -332,8 +381,8 @@ def cos_(x, ct: ti.template()):
 @ti.func
 def tanh_(x, ct: ti.template()):
     r = x
-    if ti.static(ct == ti.f64 and soft_f64["on"]):
-        r = tanh64(x)
+    if ti.static(spirv_math["on"]):
+        r = tanh_spirv(x, ct)
     else:
         r = ti.tanh(x)
     return r
@@ -342,8 +391,8 @@ def tanh_(x, ct: ti.template()):
 @ti.func
 def pow_(x, y, ct: ti.template()):
     r = x
-    if ti.static(ct == ti.f64 and soft_f64["on"]):
-        r = pow64(x, y)
+    if ti.static(spirv_math["on"]):
+        r = pow_spirv(x, y, ct)
     else:
         r = x**y
     return r

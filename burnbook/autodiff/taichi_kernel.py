@@ -305,6 +305,11 @@ class TaichiKernelOp(CustomOp):
             if T.float_device(x) != device:
                 raise ValueError(f"op '{self.name}': inputs are on different devices "
                                  f"({device!r} and {T.float_device(x)!r})")
+        if tracked and getattr(device, "kind", "cpu") in ("vulkan", "metal"):
+            raise NotImplementedError(
+                f"op '{self.name}': Taichi 1.7.4 computes no ndarray gradients on {device!r}: on its SPIR-V "
+                "backends kernel.grad leaves every .grad at zero (taichi-dev/taichi#8524). Run the op on "
+                "TaichiDevice.cpu() or .cuda() to differentiate it; its forward runs here.")
         dtype = np.result_type(*[np.dtype(T.float_dtype(x)) for x in xs])
         shapes = [tuple(T.float_shape(x)) for x in xs]
         kw = {p: params[p] for p in self.params if p in params}

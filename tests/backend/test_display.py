@@ -60,8 +60,19 @@ def test_sin_of_square_prints_the_notebook_digits(backend):
     x = Tensor[backend, 1].from_floats([0.0, 1.0, 2.0, 3.0])
     y = x.clone().powf_scalar(2.0).sin()
     dy = x.clone().powf_scalar(2.0).cos().mul(x.clone().mul_scalar(2.0))
-    assert str(y).splitlines()[2] == "[0.0, 0.84147096, -0.7568025, 0.4121185],"
-    assert str(dy).splitlines()[2] == "[0.0, 1.0806046, -2.6145744, -5.4667816],"
+    lines = ("[0.0, 0.84147096, -0.7568025, 0.4121185],", "[0.0, 1.0806046, -2.6145744, -5.4667816],")
+    if getattr(y.device(), "kind", "cpu") in ("vulkan", "metal"):
+        # SPIR-V's f32 sin/cos are within a few ulp, not correctly rounded: the
+        # values agree to 2 ulp, and print with the shortest digits of their own.
+        for t, line in zip((y, dy), lines):
+            want = np.array(line.strip("[],").split(", "), np.float32)
+            got = t.to_numpy()
+            np.testing.assert_array_max_ulp(got, want, maxulp=2)
+            digits = (np.format_float_positional(v, unique=True, trim="0") for v in got)
+            assert str(t).splitlines()[2] == "[" + ", ".join(digits) + "],"
+        return
+    assert str(y).splitlines()[2] == lines[0]
+    assert str(dy).splitlines()[2] == lines[1]
 
 
 def test_sum_prints_shape_one(backend):

@@ -149,6 +149,32 @@ def test_every_float_kernel_family_matches_numpy() -> None:
     assert out.returncode == 0 and "FLOAT_OK" in out.stdout, out.stderr[-4000:]
 
 
+def test_f32_math_keeps_its_relative_accuracy_where_spirv_loses_it() -> None:
+    """SPIR-V's f32 log is good to 2**-21 absolute near 1, its tanh loses all
+    relative accuracy near 0, its pow is undefined for x <= 0: burnbook's own
+    routines keep a few ulp (atol 0) and NumPy's special values."""
+    out = _run("""
+        near = np.concatenate([1 + np.linspace(-1e-3, 1e-3, 201), np.geomspace(1e-30, 1e3, 300)]).astype(np.float32)
+        small = np.concatenate([np.geomspace(1e-20, 0.6, 300), -np.geomspace(1e-20, 0.6, 300)]).astype(np.float32)
+        f64 = lambda v: v.astype(np.float64)
+        check("log near 1", T.float_into_data(T.float_log(T.float_from_data(near, D))),
+              np.log(f64(near)).astype(np.float32), rtol=4e-7, atol=0)
+        check("log1p near 0", T.float_into_data(T.float_log1p(T.float_from_data(small, D))),
+              np.log1p(f64(small)).astype(np.float32), rtol=4e-7, atol=0)
+        check("tanh near 0", T.float_into_data(T.float_tanh(T.float_from_data(small, D))),
+              np.tanh(f64(small)).astype(np.float32), rtol=4e-7, atol=0)
+        base = np.array([-2.0, -2.0, 0.0, -0.0, 0.0, 2.0, -np.inf, 1.0], np.float32)
+        ex = np.array([3.0, 0.5, -1.0, 3.0, 0.0, -np.inf, 3.0, np.nan], np.float32)
+        with np.errstate(all="ignore"):
+            ref = base ** ex
+        got = T.float_into_data(T.float_powf(T.float_from_data(base, D), T.float_from_data(ex, D)))
+        num = ~np.isnan(ref)
+        assert np.array_equal(got, ref, equal_nan=True) and np.array_equal(np.signbit(got[num]), np.signbit(ref[num])), got
+        print("F32_OK")
+    """)
+    assert out.returncode == 0 and "F32_OK" in out.stdout, out.stderr[-4000:]
+
+
 def test_int_and_bool_kernels_match_numpy() -> None:
     out = _run("""
         a = rng.integers(-50, 50, size=(9, 13))
@@ -221,5 +247,32 @@ def test_a_device_without_f64_refuses_f64_tensors_naming_the_device() -> None:
             assert isinstance(e, TypeError) and "Vulkan" in str(e) and "f64" in str(e), e
             print("REFUSED")
         check("f32 still works", T.float_into_data(T.float_add(p, p)), np.full(3, 2, np.float32))
+    """)
+    assert out.returncode == 0 and "REFUSED" in out.stdout, out.stderr[-4000:]
+
+
+def test_taichi_op_runs_forward_and_refuses_to_track_on_vulkan() -> None:
+    """Taichi 1.7.4's kernel.grad leaves ndarray gradients at zero on SPIR-V
+    (taichi-dev/taichi#8524): a tracked `taichi_op` is a clear error there,
+    never a silent zero gradient; its forward still runs."""
+    out = _run("""
+        import taichi as ti
+        from burnbook import Tensor
+        from burnbook.autodiff import Autodiff, taichi_op
+
+        def square(x: ti.types.ndarray(), out: ti.types.ndarray()):
+            for i in range(x.shape[0]):
+                out[i] = x[i] * x[i]
+
+        op = taichi_op(ti.kernel(square), lambda s: s)
+        x = Tensor[T, 1].from_floats([1.0, -2.0, 3.0], device=D)
+        check("forward", op.apply(x).into_data(), np.array([1.0, 4.0, 9.0], np.float32))
+        B = Autodiff[T]
+        xt = Tensor[B, 1].from_floats([1.0, -2.0, 3.0], device=D).require_grad()
+        try:
+            op.apply(xt)
+        except NotImplementedError as e:
+            assert "Vulkan" in str(e) and "8524" in str(e), e
+            print("REFUSED")
     """)
     assert out.returncode == 0 and "REFUSED" in out.stdout, out.stderr[-4000:]
