@@ -1,11 +1,11 @@
 """burnbook.kernels: the Taichi device code behind the `Taichi` backend.
 
 Only `burnbook.backend.taichi` imports this package. Defining kernels needs no
-Taichi runtime; the backend calls `configure(gpu)` once after `ti.init`.
+Taichi runtime; the backend calls `configure(gpu, spirv)` once after `ti.init`.
 Kernel modules must not use `from __future__ import annotations`: Taichi reads
 parameter annotations (`ti.types.ndarray()`, `ti.template()`) as objects.
 Every buffer is a flat 1-D ndarray and every layout a runtime meta buffer, so
-kernels compile once per dtype combination, never per shape or rank.
+kernels compile once per op and dtype combination, never per shape or rank.
 
 - launch.py      flat `Buffer`s and the low-overhead `Launcher`
 - layout.py      strided layouts packed into cached int32 meta buffers
@@ -14,15 +14,18 @@ kernels compile once per dtype combination, never per shape or rank.
 - reduce.py      sum/mean/max/min/argmax/argmin along a dim
 - index.py       gather/select and scatter-add/select_assign
 - matmul.py      batched matmul (NumPy BLAS selected on the CPU arch)
-- mathfn.py      erf, log1p, and f64 exp/log/pow/sin/cos/tanh for SPIR-V, as @ti.func
+- mathfn.py      erf, log1p, and the SPIR-V math routines (f64 exp/log/pow/sin/cos/tanh,
+                 f32 log/tanh/pow), as @ti.func
 
 Rules every kernel keeps, so that it compiles on each arch Taichi names
 (CPU and CUDA through LLVM; Vulkan and Metal through SPIR-V, which has no
 64-bit exp/log/pow/sin/cos/tanh, and where f64 itself is optional):
 
 1. No f64 value in a kernel unless a tensor it reads or writes is f64: f32
-   math runs in f32 (erf, log1p included; mathfn.py), and constants go
-   through `ti.cast(c, ct)` in the tensor's compute type. Sums of f32/f16
+   math runs in f32 (erf, log1p included; mathfn.py), and constants are made
+   in the compute type: `ct(c)` or `ti.f64(c)` (a `ti.cast` of a Python
+   float, or one passed as a plain ti.func argument, is rounded to the
+   default f32 first). Sums of f32/f16
    accumulate in the dtype the backend passes: f64 on the CPU and CUDA,
    compensated f32 on SPIR-V archs (reduce.py).
 2. An op's variant is a template argument chosen with `ti.static`, never a
@@ -32,7 +35,9 @@ Rules every kernel keeps, so that it compiles on each arch Taichi names
    tensors (the f16 value rounded on the host), f64 for f64, i64 for ints.
 4. SPIR-V's exp/log/pow/sin/cos/tanh take 32-bit floats at most: on SPIR-V
    archs f64 kernels compute them from f64 arithmetic (mathfn.py's `exp_`,
-   `log_`... dispatchers, chosen statically). On a device without f64 at all
+   `log_`... dispatchers, chosen statically), and so do f32 log and tanh
+   (SPIR-V's lose relative accuracy near 1 and 0) and pow's special values
+   (SPIR-V's pow is undefined for x <= 0). On a device without f64 at all
    (Metal, a Vulkan device without shaderFloat64) an f64 tensor is an error
    naming the device (the backend's `_alloc`, probed with `data.f64_works`).
 

@@ -26,12 +26,12 @@ def erf_fit(x, ct: ti.template()):
     (fit error < 1.2e-7; in f32 a few ulp more). Everything stays in `ct`: an
     f64 step here would make every unary kernel illegal on SPIR-V archs."""
     z = ti.abs(x)
-    one = ti.cast(1.0, ct)
-    t = one / (one + ti.cast(0.5, ct) * z)
-    p = ti.cast(0.17087277, ct)
+    one = ct(1.0)
+    t = one / (one + ct(0.5) * z)
+    p = ct(0.17087277)
     for i in ti.static(range(len(_FIT))):
-        p = ti.cast(_FIT[i], ct) + t * p
-    erfc = t * ti.exp(-z * z - ti.cast(1.26551223, ct) + t * p)
+        p = ct(_FIT[i]) + t * p
+    erfc = t * ti.exp(-z * z - ct(1.26551223) + t * p)
     r = erfc - one
     if x >= 0:
         r = one - erfc
@@ -39,9 +39,9 @@ def erf_fit(x, ct: ti.template()):
         # Near 0 the fit's absolute error dwarfs erf itself, so take the
         # Maclaurin series there, as the NdArray backend does.
         x2 = x * x
-        s = ti.cast(_ERF_SERIES[12], ct)
+        s = ct(_ERF_SERIES[12])
         for k in ti.static(range(11, -1, -1)):
-            s = ti.cast(_ERF_SERIES[k], ct) + x2 * s
+            s = ct(_ERF_SERIES[k]) + x2 * s
         r = x * s
     return r
 
