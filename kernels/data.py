@@ -24,11 +24,16 @@ def _download(dst: ti.types.ndarray(), src: ti.types.ndarray(), offset: ti.i32, 
         dst[i] = src[offset + i]
 
 
-@ti.kernel
-def _fill_f(out: ti.types.ndarray(), n: ti.i32, value: ti.f64, dt: ti.template(), serial: ti.template()):
-    ti.loop_config(serialize=serial)
-    for i in range(n):
-        out[i] = ti.cast(value, dt)
+def _make_fill_f(S):
+    # one kernel per value type: the value travels in the tensor's precision
+    # (f32 for f32 and f16 buffers), so an f32 fill holds no f64 (SPIR-V rules)
+    @ti.kernel
+    def fill_f(out: ti.types.ndarray(), n: ti.i32, value: S, dt: ti.template(), serial: ti.template()):
+        ti.loop_config(serialize=serial)
+        for i in range(n):
+            out[i] = ti.cast(value, dt)
+
+    return fill_f
 
 
 @ti.kernel
@@ -46,7 +51,8 @@ def _arange(out: ti.types.ndarray(), n: ti.i32, start: ti.i64, step: ti.i64, ser
 
 
 _upload_k, _download_k = Launcher(_upload), Launcher(_download)
-_fill_f_k, _fill_i_k, _arange_k = Launcher(_fill_f), Launcher(_fill_i), Launcher(_arange)
+_fill_f_k = {id(ti.f64): Launcher(_make_fill_f(ti.f64)), id(ti.f32): Launcher(_make_fill_f(ti.f32))}
+_fill_i_k, _arange_k = Launcher(_fill_i), Launcher(_arange)
 _FLOATS = frozenset(id(t) for t in (ti.f16, ti.f32, ti.f64))
 
 
@@ -63,7 +69,11 @@ def download(dst: np.ndarray, src: Buffer, offset: int) -> None:
 def fill(out: Buffer, value) -> None:
     n = out.shape[0]
     if id(out.dtype) in _FLOATS:
-        _fill_f_k(out, n, float(value), out.dtype, serial(n))
+        if out.dtype is ti.f64:
+            _fill_f_k[id(ti.f64)](out, n, float(value), out.dtype, serial(n))
+        else:  # an f16 value is rounded once, here, and f32 holds it exactly
+            v = float(np.float16(value)) if out.dtype is ti.f16 else float(value)
+            _fill_f_k[id(ti.f32)](out, n, v, out.dtype, serial(n))
     else:
         _fill_i_k(out, n, int(value), out.dtype, serial(n))
 
