@@ -20,9 +20,9 @@ invalidate every live tensor. A runtime you started with `ti.init` before
 burnbook's first tensor is adopted; calling `ti.init`/`ti.reset` after it
 kills burnbook's tensors, and the next op says so (RuntimeError).
 
-Kernels (burnbook.kernels) are compiled per dtype combination, and per
-serial/parallel variant, only: shapes, ranks, strides and op codes are
-run-time arguments. Launches under ~16K elements run serially on the calling
+Kernels (burnbook.kernels) are compiled per op, dtype combination and
+serial/parallel variant only: shapes, ranks and strides are run-time
+arguments. Launches under ~16K elements run serially on the calling
 thread (waking the thread pool costs more), larger ones on all cores.
 `float_matmul` is the one kernel selection: NumPy's BLAS on the CPU arch (see
 `_matmul`). Module ops (conv, pooling, embedding) are `ModuleOps`' defaults,
