@@ -177,7 +177,8 @@ def binary(op: ti.template(), x, y, s1, dt: ti.template(), odt: ti.template()):
 # Dense fast paths (see the module docstring): with unit inner strides, the
 # most frequent cheap ops get a simple loop of their own.
 @ti.func
-def _dense1(op: ti.template(), out: ti.template(), a: ti.template(), oo, oa, j0, j1, s1, dt: ti.template(), odt: ti.template()):
+def _dense1(op: ti.template(), out: ti.template(), a: ti.template(), oo, oa, j0, j1, s1,
+            dt: ti.template(), odt: ti.template()):
     """COPY/cast, ADD_S, SUB_S, MUL_S over out[oo+j] = f(a[oa+j]); False for other ops."""
     done = True
     c = ti.cast(s1, dt)
