@@ -38,10 +38,12 @@ so do i64 and, for scatter, f16 atomics (lavapipe has no f16 atomics).
 from __future__ import annotations
 
 import contextlib
+import glob
 import io
 import math
 import os
 import platform
+import sys
 from functools import lru_cache
 from typing import Any, Sequence
 
@@ -103,7 +105,12 @@ class TaichiDevice:
     def best_available(cls) -> "TaichiDevice":
         """The device the runtime runs on, starting it if needed on the first of
         CUDA, Metal, Vulkan that really initialises, else the CPU. Starting is
-        the only reliable probe, so this call starts Taichi's runtime."""
+        the only reliable probe, so this call starts Taichi's runtime.
+
+        On Linux, Vulkan is tried only where a GPU render node exists
+        (`/dev/dri/renderD*`): without one the only Vulkan driver is a software
+        one (Mesa's lavapipe), slower than Taichi's own CPU backend. Ask for it
+        with `TaichiDevice.vulkan()` or `BURNBOOK_TAICHI_ARCH=vulkan`."""
         if _running is None:
             import burnbook.kernels  # noqa: F401  - taichi, imported quietly
             import taichi as ti
@@ -116,6 +123,8 @@ class TaichiDevice:
             ti.set_logging_level(ti.ERROR)  # probes log "library not found" warnings
             probes = (("cuda", core.with_cuda), ("metal", core.with_metal), ("vulkan", core.with_vulkan))
             for kind, probe in probes:
+                if kind == "vulkan" and not _gpu_render_node():
+                    continue
                 if _probe(probe) and _start(cls(kind), probing=True):
                     return _running
             _start(cls.cpu())
@@ -131,6 +140,11 @@ class TaichiDevice:
 
     def __hash__(self) -> int:
         return hash(("taichi", self.kind, self.index))
+
+
+def _gpu_render_node() -> bool:
+    """Whether a GPU could back a Vulkan device here (always true off Linux)."""
+    return not sys.platform.startswith("linux") or bool(glob.glob("/dev/dri/renderD*"))
 
 
 def _probe(fn) -> bool:
