@@ -172,6 +172,10 @@ def test_a_view_at_the_limit_is_made_and_reduced(backend):
 
 
 _REDUCE_FOREVER = textwrap.dedent("""
+    import signal
+    # A child started from a background job inherits SIGINT ignored; a user's
+    # Python has the default handler, which is what this test is about.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     from burnbook import Tensor
     from burnbook.backend import NdArray
     from burnbook.tensor.layout import MAX_VIEW_ELEMENTS
