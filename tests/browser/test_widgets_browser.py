@@ -105,7 +105,11 @@ _B.seed(0)
 _learner = (_LearnerBuilder(_dir).metric_train_numeric(_LossMetric()).metric_valid_numeric(_LossMetric())
             .num_epochs(1000)
             .build(SlowClassifier(linear=_LinearConfig(4, 2).init(backend=_B)), _SgdConfig().init(), 0.1))
-_model = _learner.fit(_train, _valid)
+# The epoch lines go to a buffer: past 50 outputs JupyterLab folds a cell's
+# output away, and with them the line the test reads.
+import contextlib as _contextlib, io as _io
+with _contextlib.redirect_stdout(_io.StringIO()):
+    _model = _learner.fit(_train, _valid)
 _kept = sorted(p.name for p in (_dir / "checkpoint").iterdir())
 print(f"fit returned after {len(_learner.epochs_done)} epochs;",
       f"a {type(_model).__name__};", "checkpoints:", " ".join(_kept))
@@ -289,8 +293,9 @@ def _accept_dialogs(page) -> None:
 def _check_widgets(page) -> None:
     _run_all(page)
     dashboards = page.locator(".bb-training-dashboard")
-    # The appended fit's dashboard is the last one; wait until it runs and has drawn points.
-    last = dashboards.last
+    # The appended fit's dashboard, in the last cell (not merely the last
+    # dashboard so far, which is the chapter's own until that cell runs).
+    last = page.locator(".jp-Notebook .jp-CodeCell").last.locator(".bb-training-dashboard")
     last.locator(".bb-state-running").wait_for(timeout=_ms(CELLS_S))
     last.locator(".bb-curves .scatterlayer .trace path.js-line").first.wait_for(timeout=_ms(30))
     page.wait_for_function(
