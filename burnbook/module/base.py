@@ -221,25 +221,32 @@ def _holds_state(value: Any) -> bool:
     return False
 
 
+def _distinct_params(module: Module) -> Iterator[tuple[str, Param, str | None]]:
+    """(first path, param, path of an earlier different `Param` with the same
+    id or None) for every distinct `Param` of `module`: a tied parameter (one
+    object at several paths) comes once."""
+    seen: set[int] = set()
+    owners: dict[ParamId, str] = {}
+    for path, p in module.named_params():
+        if id(p) in seen:
+            continue
+        seen.add(id(p))
+        yield path, p, owners.get(p.id)
+        owners.setdefault(p.id, path)
+
+
 def unique_params(module: Module, where: str) -> list[tuple[str, Param]]:
     """(first path, param) of every distinct `Param` of `module` (a tied
     parameter once). `DuplicateParamIdError` naming both paths when two
     different `Param`s share an id; `where` starts the message."""
-    seen: dict[int, str] = {}
-    by_id: dict[ParamId, tuple[str, Param]] = {}
     out = []
-    for path, p in module.named_params():
-        if id(p) in seen:
-            continue
-        seen[id(p)] = path
-        other = by_id.get(p.id)
-        if other is not None:
+    for path, p, clash in _distinct_params(module):
+        if clash is not None:
             raise DuplicateParamIdError(
-                f"{where}: parameters '{other[0]}' and '{path}' are two different tensors with the same "
+                f"{where}: parameters '{clash}' and '{path}' are two different tensors with the same "
                 f"ParamId {p.id.value!r}, so their gradients and optimizer states would be mixed up. "
                 "Share one Param object (module.clone() or the same layer twice) to tie them, or give one "
                 "of them its own id (a layer built again from its config)")
-        by_id[p.id] = (path, p)
         out.append((path, p))
     return out
 
@@ -249,17 +256,8 @@ def _fresh_duplicate_ids(module: Module) -> None:
     `Param` of `module` already holds (parts loaded from one record, a copy
     made with `no_grad()`...). Fields are replaced by new values; the parts
     the caller passed in are left as they were."""
-    seen: set[int] = set()
-    owners: set[ParamId] = set()
-    renamed: dict[int, Param] = {}
-    for _, p in module.named_params():
-        if id(p) in seen:
-            continue  # the same Param again: a tied parameter
-        seen.add(id(p))
-        if p.id in owners:
-            renamed[id(p)] = type(p)(p.val(), ParamId(), p.is_require_grad())
-        else:
-            owners.add(p.id)
+    renamed = {id(p): type(p)(p.val(), ParamId(), p.is_require_grad())
+               for _, p, clash in _distinct_params(module) if clash is not None}
     if not renamed:
         return
     fields = object.__getattribute__(module, "_fields")
