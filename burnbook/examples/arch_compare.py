@@ -32,7 +32,7 @@ def program(B: Any, device: Any) -> dict[str, Tensor]:
     """A few ops of every kind on backend `B`: elementwise with scalars, a
     reduction along a dim and over 100,000 elements, a matmul with a
     broadcast bias, a softmax and an autodiff gradient."""
-    x = Tensor[B, 2].from_floats([[1.0, -2.0, 0.5], [2.0, 0.25, -1.5]], device)
+    x = Tensor[B, 2].from_floats([[1.0, -2.0, 0.5], [2.0, -0.25, -0.5]], device)
     w = Tensor[B, 2].from_floats([[0.5, -1.0], [1.5, 2.0], [-0.75, 0.25]], device)
     b = Tensor[B, 2].from_floats([[0.1, -0.2]], device)
     h = x.matmul(w) + b
