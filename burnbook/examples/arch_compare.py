@@ -66,7 +66,8 @@ class ArchRun:
 
 
 class ArchChildError(RuntimeError):
-    """The child process for an arch failed after its runtime started."""
+    """The child process for an arch failed for a reason other than the arch
+    being unavailable (a bad BURNBOOK_TAICHI_ARCH, an op that raised)."""
 
 
 def run_in_child(arch: str, timeout: float = 300.0, env: dict[str, str] | None = None) -> ArchRun:
