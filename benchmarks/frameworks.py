@@ -222,12 +222,9 @@ def discover(keys: tuple | None = None, threads: int | None = None) -> list:
 def taichi_note(fw: Framework) -> str:
     parts = [f"device {fw.device!r}"]
     try:
-        import taichi as ti
+        from burnbook.backend.taichi import compat
 
-        cfg = ti.lang.impl.current_cfg()
-        parts.append(f"arch {cfg.arch}")
-        parts.append(f"cpu_max_num_threads {cfg.cpu_max_num_threads}")
-        parts.append(f"offline_cache {cfg.offline_cache}")
-    except Exception:
+        parts.extend(f"{k} {v}" for k, v in compat.config().items())
+    except Exception:  # noqa: BLE001 - the note is best effort; the runtime may not have started
         pass
     return ", ".join(parts)

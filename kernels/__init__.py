@@ -1,13 +1,14 @@
 """burnbook.kernels: the Taichi device code behind the `Taichi` backend.
 
 Only `burnbook.backend.taichi` imports this package. Defining kernels needs no
-Taichi runtime; the backend calls `configure(gpu, spirv)` once after `ti.init`.
+Taichi runtime. Kernels launch through the backend's compat module (`Launcher`,
+`buffer`) and read its tuning knobs (`settings.SETTINGS`), which the runtime
+sets for its arch when it starts; op codes are enums (`elementwise.Map1`...).
 Kernel modules must not use `from __future__ import annotations`: Taichi reads
 parameter annotations (`ti.types.ndarray()`, `ti.template()`) as objects.
 Every buffer is a flat 1-D ndarray and every layout a runtime meta buffer, so
 kernels compile once per op and dtype combination, never per shape or rank.
 
-- launch.py      flat `Buffer`s and the low-overhead `Launcher`
 - layout.py      strided layouts packed into cached int32 meta buffers
 - data.py        host transfers, fill, arange
 - elementwise.py map1/map2/map3: every element-wise op, cast and copy
@@ -68,19 +69,6 @@ def _import_taichi_quietly() -> None:
 
 _import_taichi_quietly()
 
-from . import data, elementwise, index, launch, layout, matmul, reduce  # noqa: E402
-from .launch import Buffer, Launcher, host_view, stats  # noqa: E402
+from . import data, elementwise, index, layout, matmul, reduce  # noqa: E402
 
-
-def configure(gpu: bool, spirv: bool = False) -> None:
-    """Tune block sizes and kernel selection for the arch the runtime started
-    on; `spirv` (Vulkan, Metal) turns on the f64 checks of elementwise.py."""
-    launch.configure(gpu)
-    elementwise.configure(spirv)
-    layout.configure(gpu)
-    reduce.configure(gpu)
-    matmul.configure(gpu)
-
-
-__all__ = ["Buffer", "Launcher", "configure", "data", "elementwise", "host_view",
-           "index", "layout", "matmul", "reduce", "stats"]
+__all__ = ["data", "elementwise", "index", "layout", "matmul", "reduce"]

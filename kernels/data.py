@@ -7,7 +7,8 @@ on the CPU arch and stages through device memory on GPU archs.
 import numpy as np
 import taichi as ti
 
-from .launch import Buffer, Launcher, serial
+from burnbook.backend.taichi.compat import Launcher, buffer
+from burnbook.backend.taichi.settings import serial
 
 
 @ti.kernel
@@ -56,17 +57,17 @@ _fill_i_k, _arange_k = Launcher(_fill_i), Launcher(_arange)
 _FLOATS = frozenset(id(t) for t in (ti.f16, ti.f32, ti.f64))
 
 
-def upload(dst: Buffer, src: np.ndarray) -> None:
+def upload(dst, src: np.ndarray) -> None:
     """Copy the 1-D contiguous host array `src` into `dst`."""
     _upload_k(dst, src, src.size, serial(src.size))
 
 
-def download(dst: np.ndarray, src: Buffer, offset: int) -> None:
+def download(dst: np.ndarray, src, offset: int) -> None:
     """Copy src[offset : offset + dst.size] into the 1-D contiguous host array `dst`."""
     _download_k(dst, src, offset, dst.size, serial(dst.size))
 
 
-def fill(out: Buffer, value) -> None:
+def fill(out, value) -> None:
     n = out.shape[0]
     if id(out.dtype) in _FLOATS:
         if out.dtype is ti.f64:
@@ -82,7 +83,7 @@ def f64_works() -> bool:
     """Whether the running device computes in f64: a one-element f64 fill and
     read-back, which a Vulkan device without shaderFloat64 fails to compile."""
     try:
-        buf = Buffer(ti.f64, 1)
+        buf = buffer(ti.f64, 1)
         fill(buf, 1.5)
         out = np.zeros(1, np.float64)
         download(out, buf, 0)
@@ -91,6 +92,6 @@ def f64_works() -> bool:
         return False
 
 
-def arange(out: Buffer, start: int, step: int) -> None:
+def arange(out, start: int, step: int) -> None:
     """out[i] = start + i * step (i64)."""
     _arange_k(out, out.shape[0], int(start), int(step), serial(out.shape[0]))

@@ -12,26 +12,71 @@ With unit inner strides the cheapest, most frequent ops (copy/cast, +, -, *,
 vectorises: on 16M contiguous f32 elements they cost 30-35 ms of CPU time
 against 48 ms for the general strided loop."""
 
+from enum import IntEnum
 from math import prod
 from typing import Sequence
 
 import numpy as np
 import taichi as ti
-from taichi.types.utils import is_real
 
-from .launch import Launcher, serial
+from burnbook.backend.taichi.compat import Launcher, is_real
+from burnbook.backend.taichi.settings import serial
 from .layout import BLK, INNER, NBLK, inner_strides, map_meta, row_offsets
-from . import mathfn
 from .mathfn import cos_, erf64, erf_fit, exp_, log1p, log_, pow_, sin_, tanh_
 
-# map1 op codes: x and scalars s1, s2
-COPY, ADD_S, SUB_S, MUL_S, DIV_S, POW_S, NEG, ABS, CLAMP = range(9)
-EXP, LOG, LOG1P, ERF, SQRT, RECIP, COS, SIN, TANH = range(9, 18)
-EQ_S, GT_S, GE_S, LT_S, LE_S, NOT = range(18, 24)
-# map2 op codes: x, y and scalar s1
-ADD, SUB, MUL, DIV, POW, EQ, GT, GE, LT, LE, AND, OR, FILL = range(13)
-# map3 op code: x, y, mask
-WHERE = 0
+
+
+class Map1(IntEnum):
+    """Ops of one tensor x and scalars s1, s2 (`map1`); each compiles into a kernel of its own."""
+
+    COPY = 0  # also a cast, when the output dtype differs
+    ADD_S = 1
+    SUB_S = 2
+    MUL_S = 3
+    DIV_S = 4
+    POW_S = 5
+    NEG = 6
+    ABS = 7
+    CLAMP = 8  # s1 <= x <= s2
+    EXP = 9
+    LOG = 10
+    LOG1P = 11
+    ERF = 12
+    SQRT = 13
+    RECIP = 14
+    COS = 15
+    SIN = 16
+    TANH = 17
+    EQ_S = 18
+    GT_S = 19
+    GE_S = 20
+    LT_S = 21
+    LE_S = 22
+    NOT = 23
+
+
+class Map2(IntEnum):
+    """Ops of two broadcast tensors x, y and a scalar s1 (`map2`)."""
+
+    ADD = 0
+    SUB = 1
+    MUL = 2
+    DIV = 3
+    POW = 4
+    EQ = 5
+    GT = 6
+    GE = 7
+    LT = 8
+    LE = 9
+    AND = 10
+    OR = 11
+    FILL = 12  # s1 where y, else x (mask_fill)
+
+
+class Map3(IntEnum):
+    """The op of three broadcast tensors x, y and a mask (`map3`)."""
+
+    WHERE = 0  # y where the mask, else x (mask_where)
 
 FLOAT_TYPES = (ti.f16, ti.f32, ti.f64)
 
@@ -52,35 +97,35 @@ def _float_math(op: ti.template(), x, c1, ct: ti.template()):
     v = ti.cast(x, ct)
     k = ti.cast(c1, ct)
     r = v
-    if ti.static(op == DIV_S):
+    if ti.static(op == Map1.DIV_S):
         r = v / k
-    elif ti.static(op == POW_S):  # NumPy's fast paths: x**2 is x*x, x**0.5 is sqrt(x)
+    elif ti.static(op == Map1.POW_S):  # NumPy's fast paths: x**2 is x*x, x**0.5 is sqrt(x)
         if k == 2:
             r = v * v
         elif k == 0.5:
             r = ti.sqrt(v)
         else:
             r = pow_(v, k, ct)
-    elif ti.static(op == EXP):
+    elif ti.static(op == Map1.EXP):
         r = exp_(v, ct)
-    elif ti.static(op == LOG):
+    elif ti.static(op == Map1.LOG):
         r = log_(v, ct)
-    elif ti.static(op == LOG1P):
+    elif ti.static(op == Map1.LOG1P):
         r = log1p(v, ct)
-    elif ti.static(op == ERF):
+    elif ti.static(op == Map1.ERF):
         if ti.static(ct == ti.f64):
             r = erf64(v)
         else:
             r = erf_fit(v, ct)
-    elif ti.static(op == SQRT):
+    elif ti.static(op == Map1.SQRT):
         r = ti.sqrt(v)
-    elif ti.static(op == RECIP):
+    elif ti.static(op == Map1.RECIP):
         r = ti.cast(1, ct) / v
-    elif ti.static(op == COS):
+    elif ti.static(op == Map1.COS):
         r = cos_(v, ct)
-    elif ti.static(op == SIN):
+    elif ti.static(op == Map1.SIN):
         r = sin_(v, ct)
-    elif ti.static(op == TANH):
+    elif ti.static(op == Map1.TANH):
         r = tanh_(v, ct)
     return r
 
@@ -90,7 +135,7 @@ def _div_pow(op: ti.template(), x, y, ct: ti.template()):
     u = ti.cast(x, ct)
     v = ti.cast(y, ct)
     r = u
-    if ti.static(op == POW):
+    if ti.static(op == Map2.POW):
         r = pow_(u, v, ct)
     else:
         r = u / v
@@ -102,32 +147,32 @@ def unary(op: ti.template(), x, s1, s2, dt: ti.template(), odt: ti.template()):
     c1 = ti.cast(s1, dt)  # a scalar takes the tensor's dtype first, as in NumPy
     c2 = ti.cast(s2, dt)
     r = ti.cast(0, odt)
-    if ti.static(op == COPY):
+    if ti.static(op == Map1.COPY):
         r = ti.cast(x, odt)
-    elif ti.static(op == EQ_S):
+    elif ti.static(op == Map1.EQ_S):
         r = ti.cast(x == c1, odt)
-    elif ti.static(op == GT_S):
+    elif ti.static(op == Map1.GT_S):
         r = ti.cast(x > c1, odt)
-    elif ti.static(op == GE_S):
+    elif ti.static(op == Map1.GE_S):
         r = ti.cast(x >= c1, odt)
-    elif ti.static(op == LT_S):
+    elif ti.static(op == Map1.LT_S):
         r = ti.cast(x < c1, odt)
-    elif ti.static(op == LE_S):
+    elif ti.static(op == Map1.LE_S):
         r = ti.cast(x <= c1, odt)
-    elif ti.static(op == NOT):
+    elif ti.static(op == Map1.NOT):
         r = ti.cast(x == ti.cast(0, dt), odt)
     elif ti.static(dt != ti.u8):
-        if ti.static(op == ADD_S):
+        if ti.static(op == Map1.ADD_S):
             r = ti.cast(x + c1, odt)
-        elif ti.static(op == SUB_S):
+        elif ti.static(op == Map1.SUB_S):
             r = ti.cast(x - c1, odt)
-        elif ti.static(op == MUL_S):
+        elif ti.static(op == Map1.MUL_S):
             r = ti.cast(x * c1, odt)
-        elif ti.static(op == NEG):
+        elif ti.static(op == Map1.NEG):
             r = ti.cast(-x, odt)
-        elif ti.static(op == ABS):
+        elif ti.static(op == Map1.ABS):
             r = ti.cast(ti.abs(x), odt)
-        elif ti.static(op == CLAMP):
+        elif ti.static(op == Map1.CLAMP):
             v = x  # NaN fails both tests and passes through, as with np.maximum/minimum
             if v < c1:
                 v = c1
@@ -136,7 +181,7 @@ def unary(op: ti.template(), x, s1, s2, dt: ti.template(), odt: ti.template()):
             r = ti.cast(v, odt)
         elif ti.static(is_real(dt)):
             r = ti.cast(_float_math(op, x, c1, ti.f32 if dt == ti.f16 else dt), odt)
-        elif ti.static(op == DIV_S):
+        elif ti.static(op == Map1.DIV_S):
             r = ti.cast(_int_div(x, c1), odt)
     return r
 
@@ -144,32 +189,32 @@ def unary(op: ti.template(), x, s1, s2, dt: ti.template(), odt: ti.template()):
 @ti.func
 def binary(op: ti.template(), x, y, s1, dt: ti.template(), odt: ti.template()):
     r = ti.cast(0, odt)
-    if ti.static(op == EQ):
+    if ti.static(op == Map2.EQ):
         r = ti.cast(x == y, odt)
-    elif ti.static(op == GT):
+    elif ti.static(op == Map2.GT):
         r = ti.cast(x > y, odt)
-    elif ti.static(op == GE):
+    elif ti.static(op == Map2.GE):
         r = ti.cast(x >= y, odt)
-    elif ti.static(op == LT):
+    elif ti.static(op == Map2.LT):
         r = ti.cast(x < y, odt)
-    elif ti.static(op == LE):
+    elif ti.static(op == Map2.LE):
         r = ti.cast(x <= y, odt)
-    elif ti.static(op == AND):
+    elif ti.static(op == Map2.AND):
         r = ti.cast((x != 0) & (y != 0), odt)
-    elif ti.static(op == OR):
+    elif ti.static(op == Map2.OR):
         r = ti.cast((x != 0) | (y != 0), odt)
-    elif ti.static(op == FILL):
+    elif ti.static(op == Map2.FILL):
         r = ti.cast(s1, odt) if y != 0 else ti.cast(x, odt)
     elif ti.static(dt != ti.u8):
-        if ti.static(op == ADD):
+        if ti.static(op == Map2.ADD):
             r = ti.cast(x + y, odt)
-        elif ti.static(op == SUB):
+        elif ti.static(op == Map2.SUB):
             r = ti.cast(x - y, odt)
-        elif ti.static(op == MUL):
+        elif ti.static(op == Map2.MUL):
             r = ti.cast(x * y, odt)
         elif ti.static(is_real(dt)):
             r = ti.cast(_div_pow(op, x, y, ti.f32 if dt == ti.f16 else dt), odt)
-        elif ti.static(op == DIV):
+        elif ti.static(op == Map2.DIV):
             r = ti.cast(_int_div(x, y), odt)
     return r
 
@@ -182,17 +227,17 @@ def _dense1(op: ti.template(), out: ti.template(), a: ti.template(), oo, oa, j0,
     """COPY/cast, ADD_S, SUB_S, MUL_S over out[oo+j] = f(a[oa+j]); False for other ops."""
     done = True
     c = ti.cast(s1, dt)
-    if ti.static(op == COPY):
+    if ti.static(op == Map1.COPY):
         for j in range(j0, j1):
             out[oo + j] = ti.cast(a[oa + j], odt)
     elif ti.static(dt == odt and dt != ti.u8):
-        if ti.static(op == ADD_S):
+        if ti.static(op == Map1.ADD_S):
             for j in range(j0, j1):
                 out[oo + j] = a[oa + j] + c
-        elif ti.static(op == SUB_S):
+        elif ti.static(op == Map1.SUB_S):
             for j in range(j0, j1):
                 out[oo + j] = a[oa + j] - c
-        elif ti.static(op == MUL_S):
+        elif ti.static(op == Map1.MUL_S):
             for j in range(j0, j1):
                 out[oo + j] = a[oa + j] * c
         else:
@@ -209,17 +254,17 @@ def _dense2(op: ti.template(), out: ti.template(), a: ti.template(), b: ti.templ
     done = True
     if ti.static(dt == ti.u8 or odt != dt):  # bools, comparisons and mask_fill take the general loop
         done = False
-    elif ti.static(op == ADD):
+    elif ti.static(op == Map2.ADD):
         for j in range(j0, j1):
             out[oo + j] = a[oa + j] + b[ob + j]
-    elif ti.static(op == SUB):
+    elif ti.static(op == Map2.SUB):
         for j in range(j0, j1):
             out[oo + j] = a[oa + j] - b[ob + j]
-    elif ti.static(op == MUL):
+    elif ti.static(op == Map2.MUL):
         for j in range(j0, j1):
             out[oo + j] = a[oa + j] * b[ob + j]
     elif ti.static(is_real(dt)):  # (a static condition must stand alone to prune the branch)
-        if ti.static(op == DIV):
+        if ti.static(op == Map2.DIV):
             for j in range(j0, j1):
                 out[oo + j] = a[oa + j] / b[ob + j]
         else:
@@ -304,18 +349,13 @@ View = tuple  # (Buffer, strides, offset), strides aligned to the walked shape
 
 _SCALAR = {id(ti.f16): ti.f32, id(ti.f32): ti.f32, id(ti.f64): ti.f64}
 
-def configure(spirv: bool) -> None:
-    """On SPIR-V archs f64 exp/log/pow/sin/cos/tanh compile from mathfn's f64 routines."""
-    mathfn.spirv_math["on"] = spirv
-
-
 def _f16_scalar(s):
     """An f16 tensor's scalar, rounded to f16 here (once, as NumPy does); it
     travels as an f32 argument, which holds every f16 value exactly."""
     return float(np.float16(s))
 
 
-def run(op: int, shape: tuple, out: View, ins: Sequence[View], s1=0, s2=0) -> None:
+def run(op: "Map1 | Map2 | Map3", shape: tuple, out: View, ins: Sequence[View], s1=0, s2=0) -> None:
     """Walk `shape`, writing op(ins...) into `out` (all views aligned to `shape`).
 
     Scalars must be Python floats for float inputs and ints otherwise. `op`

@@ -8,14 +8,21 @@ are counted and the count returned, so the caller can raise IndexError
 synchronous on GPU archs.
 """
 
-import taichi as ti
-
+from enum import IntEnum
 from math import prod
 
-from .launch import Launcher, serial
+import taichi as ti
+
+from burnbook.backend.taichi.compat import Launcher
+from burnbook.backend.taichi.settings import serial
 from .layout import BLK, E0, INNER, NBLK, inner_strides, map_meta, row_offsets
 
-GATHER, SCATTER = 0, 1
+
+class Index(IntEnum):
+    """The two indexed walks (they key layout meta buffers apart)."""
+
+    GATHER = 0
+    SCATTER = 1
 
 
 @ti.kernel
@@ -77,12 +84,12 @@ scatter_k = Launcher(_scatter)
 def gather(shape: tuple, out: tuple, p: tuple, idx: tuple, n: int, dim_stride: int) -> int:
     """out[i] = p[i with dim -> idx[i]] over `shape`; returns the out-of-range count.
     Views are (buffer, strides, offset) aligned to `shape`; p's dim stride is 0."""
-    meta, ntask = map_meta(GATHER, shape, ((out[1], out[2]), (p[1], p[2]), (idx[1], idx[2])), (n, dim_stride))
+    meta, ntask = map_meta(Index.GATHER, shape, ((out[1], out[2]), (p[1], p[2]), (idx[1], idx[2])), (n, dim_stride))
     return gather_k(out[0], p[0], idx[0], meta, ntask, out[0].dtype, serial(prod(shape)))
 
 
 def scatter_add(shape: tuple, out: tuple, idx: tuple, val: tuple, n: int, dim_stride: int) -> int:
     """out[i with dim -> idx[i]] += val[i] over `shape` (atomically); returns the
     out-of-range count. out's dim stride is 0 in its view."""
-    meta, ntask = map_meta(SCATTER, shape, ((out[1], out[2]), (idx[1], idx[2]), (val[1], val[2])), (n, dim_stride))
+    meta, ntask = map_meta(Index.SCATTER, shape, ((out[1], out[2]), (idx[1], idx[2]), (val[1], val[2])), (n, dim_stride))
     return scatter_k(out[0], idx[0], val[0], meta, ntask, out[0].dtype, serial(prod(shape)))

@@ -27,7 +27,8 @@ import numpy as np
 import taichi as ti
 
 from . import data
-from .launch import Buffer
+from burnbook.backend.taichi.compat import buffer
+from burnbook.backend.taichi.settings import SETTINGS
 
 MAXO = 7  # outer dims after merging; with the inner dim, rank <= 8 (more if dims merge)
 HDR = 16
@@ -37,16 +38,8 @@ SHAPE = HDR
 OPS = HDR + MAXO
 OPW = 2 + MAXO
 
-_policy = {"block": 4096}
 _cache: dict = {}
 _CACHE_MAX = 4096
-
-
-def configure(gpu: bool) -> None:
-    """Choose the inner block length for the arch: long serial runs per CPU
-    thread, one element per GPU thread."""
-    _policy["block"] = 1 if gpu else 4096
-    _cache.clear()
 
 
 def contiguous_strides(shape: Sequence[int]) -> tuple:
@@ -75,8 +68,8 @@ def coalesce(shape: Sequence[int], strides: Sequence[Sequence[int]]) -> tuple:
     return out_shape, out_strides
 
 
-def _upload(arr: np.ndarray) -> Buffer:
-    buf = Buffer(ti.i32, arr.size)
+def _upload(arr: np.ndarray):
+    buf = buffer(ti.i32, arr.size)
     data.upload(buf, arr)
     return buf
 
@@ -113,14 +106,15 @@ def map_meta(op: int, shape: tuple, operands: Sequence[tuple], extras: tuple = (
     `operands` are `(strides, offset)` pairs aligned to `shape` (zero strides
     where broadcast); the output, when it is one of them, comes first.
     """
-    key = (op, shape, operands, extras)
+    block = SETTINGS.block
+    key = (op, shape, operands, extras, block)
 
     def build():
         merged, strides = coalesce(shape, [st for st, _ in operands])
         if not merged:
             merged, strides = [1], [[0] for _ in operands]
         inner = merged[-1]
-        blk = max(1, min(inner, _policy["block"]))
+        blk = max(1, min(inner, block))
         nblk = -(-inner // blk)
         meta = _new_meta(len(operands))
         meta[OP], meta[INNER], meta[BLK], meta[NBLK] = op, inner, blk, nblk
@@ -138,7 +132,7 @@ def rows_meta(op: int, outer: Sequence[int], operands: Sequence[tuple], extras: 
     """Meta buffer for kernels that give each *row* (outer index) its own task
     and walk the rest themselves (reductions, matmul): only outer dims, the
     operands' outer strides and offsets, and the extras."""
-    key = ("rows", op, tuple(outer), tuple(operands), extras)  # never equal to a map key (4 items)
+    key = ("rows", op, tuple(outer), tuple(operands), extras)  # never equal to a map key (an op first)
 
     def build():
         merged, strides = coalesce(outer, [st for st, _ in operands])

@@ -7,6 +7,8 @@ import math
 
 import taichi as ti
 
+from burnbook.backend.taichi.settings import SETTINGS
+
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _ONE_OVER_SQRT_PI = 1.0 / math.sqrt(math.pi)
 
@@ -104,9 +106,8 @@ def log1p(x, ct: ti.template()):
 # ulp; sin/cos reduce the argument with a three-part pi/2, exact for
 # |x| < 2**19 * pi/2 and degrading beyond). Its f32 log and tanh lose all
 # relative accuracy near 1 and 0, and its pow is undefined for x <= 0, so
-# those get f32 routines too. `spirv_math` is set once, before any kernel
-# compiles, by `elementwise.configure` (the arch never changes in a process).
-spirv_math = {"on": False}
+# those get f32 routines too. `SETTINGS.spirv` is set once, before any kernel
+# compiles, when the runtime starts (the arch never changes in a process).
 
 _LN2_HI, _LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10
 _PIO2_1, _PIO2_2, _PIO2_3 = 1.57079632673412561417e+00, 6.07710050650619224932e-11, 2.02226624879595063154e-21
@@ -339,7 +340,7 @@ def pow_spirv(x, y, ct: ti.template()):
 @ti.func
 def exp_(x, ct: ti.template()):
     r = x
-    if ti.static(ct == ti.f64 and spirv_math["on"]):
+    if ti.static(ct == ti.f64 and SETTINGS.spirv):
         r = exp64(x)
     else:
         r = ti.exp(x)
@@ -349,9 +350,9 @@ def exp_(x, ct: ti.template()):
 @ti.func
 def log_(x, ct: ti.template()):
     r = x
-    if ti.static(ct == ti.f64 and spirv_math["on"]):
+    if ti.static(ct == ti.f64 and SETTINGS.spirv):
         r = log64(x)
-    elif ti.static(spirv_math["on"]):
+    elif ti.static(SETTINGS.spirv):
         r = log32(x)
     else:
         r = ti.log(x)
@@ -361,7 +362,7 @@ def log_(x, ct: ti.template()):
 @ti.func
 def sin_(x, ct: ti.template()):
     r = x
-    if ti.static(ct == ti.f64 and spirv_math["on"]):
+    if ti.static(ct == ti.f64 and SETTINGS.spirv):
         r = sin64(x)
     else:
         r = ti.sin(x)
@@ -371,7 +372,7 @@ def sin_(x, ct: ti.template()):
 @ti.func
 def cos_(x, ct: ti.template()):
     r = x
-    if ti.static(ct == ti.f64 and spirv_math["on"]):
+    if ti.static(ct == ti.f64 and SETTINGS.spirv):
         r = cos64(x)
     else:
         r = ti.cos(x)
@@ -381,7 +382,7 @@ def cos_(x, ct: ti.template()):
 @ti.func
 def tanh_(x, ct: ti.template()):
     r = x
-    if ti.static(spirv_math["on"]):
+    if ti.static(SETTINGS.spirv):
         r = tanh_spirv(x, ct)
     else:
         r = ti.tanh(x)
@@ -391,7 +392,7 @@ def tanh_(x, ct: ti.template()):
 @ti.func
 def pow_(x, y, ct: ti.template()):
     r = x
-    if ti.static(spirv_math["on"]):
+    if ti.static(SETTINGS.spirv):
         r = pow_spirv(x, y, ct)
     else:
         r = x**y

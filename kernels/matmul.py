@@ -11,27 +11,15 @@ always run the Taichi kernel; `BURNBOOK_TAICHI_MATMUL=kernel` forces it on
 the CPU too.
 """
 
-import os
 
 import numpy as np
 import taichi as ti
 
-from .launch import Buffer, Launcher, host_view, serial
+from burnbook.backend.taichi.compat import Launcher, host_array, write_host
+from burnbook.backend.taichi.settings import SETTINGS, serial
 from .layout import E0, contiguous_strides, rows_meta, row_offsets
 
 RB, CB = 4, 8  # output tile per task: RB rows x CB columns held in registers
-
-_policy = {"blas": True}
-
-
-def configure(gpu: bool) -> None:
-    _policy["blas"] = not gpu and os.environ.get("BURNBOOK_TAICHI_MATMUL", "auto") != "kernel"
-
-
-def uses_blas() -> bool:
-    """Whether `run` selects NumPy's BLAS (CPU arch) instead of the Taichi kernel."""
-    return _policy["blas"]
-
 
 @ti.kernel
 def _matmul(out: ti.types.ndarray(), a: ti.types.ndarray(), b: ti.types.ndarray(), meta: ti.types.ndarray(),
@@ -68,20 +56,23 @@ matmul_k = Launcher(_matmul)
 
 def _np_view(view: tuple, shape: tuple, np_dtype) -> np.ndarray:
     buf, strides, offset = view
-    base = host_view(buf, np_dtype)
+    base = host_array(buf, np_dtype)
     item = base.itemsize
     # Starts at `offset`; negative strides step back into the same buffer.
     return np.lib.stride_tricks.as_strided(
         base[offset:], shape=shape, strides=tuple(s * item for s in strides), writeable=False)
 
 
-def run(out: Buffer, lhs: tuple, rhs: tuple, lshape: tuple, rshape: tuple, oshape: tuple, np_dtype) -> None:
+def run(out, lhs: tuple, rhs: tuple, lshape: tuple, rshape: tuple, oshape: tuple, np_dtype) -> None:
     """out (contiguous, `oshape`) = lhs @ rhs; lhs/rhs are (buffer, strides,
     offset) views of the same rank, batch dims broadcasting; K >= 1."""
-    if _policy["blas"]:
+    if SETTINGS.matmul == "blas":
         a = _np_view(lhs, lshape, np_dtype)
         b = _np_view(rhs, rshape, np_dtype)
-        np.matmul(a, b, out=host_view(out, np_dtype).reshape(oshape))
+        if SETTINGS.launch == "public":
+            write_host(out, np.matmul(a, b))
+        else:
+            np.matmul(a, b, out=host_array(out, np_dtype).reshape(oshape))
         return
     batch = oshape[:-2]
     M, N, K = oshape[-2], oshape[-1], lshape[-1]

@@ -8,33 +8,31 @@ always in f64), int sums in i64. max/min propagate NaN and
 argmax/argmin return the first NaN if any, else the first extreme, as NumPy.
 """
 
-import os
+from enum import IntEnum
 from math import prod
 
 import taichi as ti
-from taichi.types.utils import is_real
 
-from .launch import Buffer, Launcher, serial
+from burnbook.backend.taichi.compat import Launcher, buffer, is_real
+from burnbook.backend.taichi.settings import SETTINGS, serial
 from .layout import E0, rows_meta, row_offsets
 
-SUM, MAX, MIN, ARGMAX, ARGMIN = range(5)
-
-_policy = {"tasks": 16 * (os.cpu_count() or 1), "min_chunk": 4096}
 
 
-def configure(gpu: bool) -> None:
-    """Split long reductions into chunks when outputs alone cannot fill the arch."""
-    if gpu:
-        _policy.update(tasks=8192, min_chunk=256)
-    else:
-        _policy.update(tasks=16 * (os.cpu_count() or 1), min_chunk=4096)
+class Reduce(IntEnum):
+    """Reductions along a dim; ARGMAX/ARGMIN give i64 positions (the first on ties)."""
 
+    SUM = 0  # also a mean, with scale = 1/n
+    MAX = 1
+    MIN = 2
+    ARGMAX = 3
+    ARGMIN = 4
 
 @ti.func
 def _beats(op: ti.template(), v, best, adt: ti.template()):
     """Whether v replaces best: strictly greater (MAX/ARGMAX) or smaller, or a first NaN."""
     win = v > best
-    if ti.static(op == MIN or op == ARGMIN):
+    if ti.static(op == Reduce.MIN or op == Reduce.ARGMIN):
         win = v < best
     if ti.static(is_real(adt)):
         if ti.math.isnan(best):
@@ -92,7 +90,7 @@ def _make_reduce(S):
             rs = meta[E0 + 2]
             base = row_offsets(meta, o, 1)[0]
             acc = ti.cast(x[base + k0 * rs], adt)
-            if ti.static(op == SUM):
+            if ti.static(op == Reduce.SUM):
                 acc = _sum(x, base, k0, k1, rs, adt)
                 if scale != 1:
                     acc = ti.cast(acc * scale, adt)
@@ -129,7 +127,7 @@ _reduce_k = {S: Launcher(_make_reduce(S)) for S in (ti.f32, ti.f64)}
 argreduce_k = Launcher(_argreduce)
 
 
-def run(op: int, x: tuple, shape: tuple, dim: int, out: Buffer, adt, scale: float = 1.0) -> None:
+def run(op: Reduce, x: tuple, shape: tuple, dim: int, out, adt, scale: float = 1.0) -> None:
     """Reduce view `x` = (buffer, strides, offset) of `shape` along `dim` into
     the contiguous `out` (the shape with `dim` removed, size >= 1); shape[dim] > 0.
     `adt` is the accumulator dtype; `scale` multiplies a SUM (mean = 1/n)."""
@@ -138,13 +136,15 @@ def run(op: int, x: tuple, shape: tuple, dim: int, out: Buffer, adt, scale: floa
     outer = shape[:dim] + shape[dim + 1:]
     ost = strides[:dim] + strides[dim + 1:]
     nout = prod(outer)
-    if op in (ARGMAX, ARGMIN):
+    if op in (Reduce.ARGMAX, Reduce.ARGMIN):
         meta, _ = rows_meta(op, outer, ((ost, offset),), (1, R, rs, R))
         argreduce_k(out, buf, meta, nout, op, adt, serial(nout * R))
         return
     nchunk = 1
-    if nout < _policy["tasks"] and R >= 2 * _policy["min_chunk"]:
-        nchunk = min(-(-_policy["tasks"] // nout), R // _policy["min_chunk"])
+    # Too few outputs to fill the arch: split the reduced dim into chunks.
+    tasks, min_chunk = SETTINGS.reduce_tasks, SETTINGS.reduce_min_chunk
+    if nout < tasks and R >= 2 * min_chunk:
+        nchunk = min(-(-tasks // nout), R // min_chunk)
     clen = -(-R // nchunk)
     nchunk = -(-R // clen)
     meta, _ = rows_meta(op, outer, ((ost, offset),), (nchunk, R, rs, clen))
@@ -152,7 +152,7 @@ def run(op: int, x: tuple, shape: tuple, dim: int, out: Buffer, adt, scale: floa
     if nchunk == 1:
         reduce_k(out, buf, meta, nout, scale, op, adt, out.dtype, serial(nout * R))
         return
-    part = Buffer(adt, nout * nchunk)
+    part = buffer(adt, nout * nchunk)
     reduce_k(part, buf, meta, nout * nchunk, 1.0, op, adt, adt, serial(nout * R))
     meta2, _ = rows_meta(op, (nout,), (((nchunk,), 0),), (1, nchunk, 1, nchunk))
     reduce_k(out, part, meta2, nout, scale, op, adt, out.dtype, serial(nout * nchunk))

@@ -189,10 +189,10 @@ def test_runtime_starts_lazily_and_quietly() -> None:
         import sys
         import numpy as np
         from burnbook.backend.taichi import Taichi, TaichiDevice, running_device
-        d = Taichi.default_device()
-        assert "taichi" not in sys.modules and running_device() is None, "taichi imported before a tensor"
-        p = Taichi.float_from_data(np.arange(3, dtype=np.float32), d)
         from taichi.lang import impl
+        d = Taichi.default_device()
+        assert running_device() is None and impl.get_runtime().prog is None, "runtime started before a tensor"
+        p = Taichi.float_from_data(np.arange(3, dtype=np.float32), d)
         print("RUNNING", running_device(), impl.current_cfg().offline_cache, Taichi.float_into_data(p))
     """)
     assert out.returncode == 0, out.stderr
@@ -363,17 +363,13 @@ def test_zero_size_tensors_launch_nothing() -> None:
 
 def test_matmul_kernel_selection_and_the_taichi_kernel() -> None:
     t([0.0])
-    assert tb.K.matmul.uses_blas()  # CPU arch: NumPy BLAS on the device buffers (see kernels/matmul.py)
-    policy = dict(tb.K.matmul._policy)
-    try:
-        tb.K.matmul._policy["blas"] = False  # the kernel GPU archs run
+    assert tb.SETTINGS.matmul == "blas"  # CPU arch: NumPy BLAS on the device buffers (see kernels/matmul.py)
+    with tb.SETTINGS.override(matmul="kernel"):  # the kernel GPU archs run
         for ls, rs in (((5, 7), (7, 9)), ((2, 1, 3, 4), (1, 3, 4, 5)), ((1, 1), (1, 1))):
             check("float_matmul", pair(rand_float(ls, False), "permute"), pair(rand_float(rs, False), "slice"),
                   rtol=1e-4, atol=1e-5)
         check("float_matmul", pair(rand_float((3, 4), False).astype(np.float64)),
               pair(rand_float((4, 2), False).astype(np.float64)), rtol=1e-12)
-    finally:
-        tb.K.matmul._policy.update(policy)
 
 
 def test_buffer_pool_reuses_freed_buffers() -> None:
@@ -814,15 +810,15 @@ def test_module_op_defaults_run_on_taichi(op: str) -> None:
                                 "int_argmax", "float_max", "float_gather", "float_scatter", "float_select_assign",
                                 "float_mask_where", "bool_mask_where", "float_mask_fill", "float_cat",
                                 "float_slice_assign", "float_into_data", "float_cast"])
-def test_parallel_kernels_match_ndarray(op: str, monkeypatch) -> None:
+def test_parallel_kernels_match_ndarray(op: str) -> None:
     """Small tensors run the serial variants of the kernels; run these ops with
     the thread-pool (parallel) variants too, on big and small tensors."""
-    t([0.0])  # the runtime (and tb.K) exists from here on
-    monkeypatch.setitem(tb.K.launch._serial_below, "n", 0)
-    case_for(op)(op)
-    x = pair(rand_float((130, 257)), "permute")
-    check("float_add", x, pair(rand_float((1, 257)), "slice"))
-    check("float_sum_dim", x, 0, rtol=1e-4, atol=1e-4)  # NumPy sums f32 pairwise; f64 here
+    t([0.0])  # the runtime (and its settings) exist from here on
+    with tb.SETTINGS.override(serial_below=0):
+        case_for(op)(op)
+        x = pair(rand_float((130, 257)), "permute")
+        check("float_add", x, pair(rand_float((1, 257)), "slice"))
+        check("float_sum_dim", x, 0, rtol=1e-4, atol=1e-4)  # NumPy sums f32 pairwise; f64 here
 
 
 @pytest.mark.parametrize("op", ["float_add", "float_exp", "float_sum", "float_sum_dim", "float_argmin",
@@ -831,11 +827,8 @@ def test_gpu_layout_policies_on_the_cpu(op: str) -> None:
     """GPU archs walk one element per thread, chunk reductions finer and use
     the Taichi matmul; run those host-side choices here, on the CPU arch."""
     t([0.0])
-    tb.K.configure(gpu=True)
-    try:
+    with tb.SETTINGS.override(serial_below=0, block=1, reduce_tasks=8192, reduce_min_chunk=256, matmul="kernel"):
         case_for(op)(op)
-    finally:
-        tb.K.configure(gpu=False)
 
 
 def test_every_op_is_implemented_and_covered() -> None:

@@ -145,12 +145,14 @@ LAYOUT_OPS: dict[str, tuple[str, ...]] = {
 
 def share_layout_ops(cls: type) -> type:
     """Class decorator: `int_reshape = float_reshape` and so on for every op
-    of `LAYOUT_OPS` the backend class does not define itself."""
+    of `LAYOUT_OPS` that the backend class (or an ops class it inherits, before
+    `Backend`) does not define itself."""
     import inspect
 
+    own = [k for k in cls.__mro__ if not (isinstance(k, type) and issubclass(Backend, k))]
     for kind, names in LAYOUT_OPS.items():
         for name in names:
-            if f"{kind}_{name}" not in cls.__dict__:
+            if not any(f"{kind}_{name}" in k.__dict__ for k in own):
                 setattr(cls, f"{kind}_{name}", inspect.getattr_static(cls, f"float_{name}"))
     return cls
 

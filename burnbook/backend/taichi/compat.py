@@ -1,27 +1,30 @@
-"""Host side of the kernels: flat device buffers and low-overhead launches.
+"""The one module that touches Taichi's internals (pinned: taichi==1.7.4).
 
 Taichi's public paths are built for a few large launches: `ti.ndarray(...)`
 captures a Python traceback and zero-fills (~70 us), and calling a kernel
 re-derives its template key and dispatches every argument in Python (~80 us).
-burnbook launches many small kernels, so:
+burnbook launches many small kernels, so with `SETTINGS.launch == "fast"`:
 
-- `Buffer` is a flat 1-D `ti.ndarray` allocated without zero-fill or traceback,
-  from a small pool of freed buffers of the same dtype and size when one is
-  there (a caching allocator: re-touching fresh pages cost a 16M-element op
-  as much as the op itself). `BURNBOOK_TAICHI_POOL_MB` caps the pool (256).
+- `buffer(dtype, n)` is a flat 1-D `ti.ndarray` allocated without zero-fill
+  or traceback, from a pool of freed buffers of the same dtype and size when
+  one is there (a caching allocator: re-touching fresh pages cost a
+  16M-element op as much as the op itself), capped by `SETTINGS.pool_mb`.
 - `Launcher` wraps a `@ti.kernel`. The first call for a new signature (ndarray
-  dtypes and template values) goes through Taichi's normal call, which compiles
+  dtypes and template values) goes through Taichi's own call, which compiles
   the kernel or loads it from the offline cache; later calls set the arguments
   on a launch context and launch the cached compiled kernel directly (~15 us,
   most of it the CPU thread pool's dispatch).
+- `host_array` sees a buffer's memory as a NumPy array (CPU arch), zero-copy.
 
-This reaches into Taichi 1.7 internals (`Kernel._primal`, launch contexts),
-which is why pyproject pins taichi==1.7.4.
+With `SETTINGS.launch == "public"` (`BURNBOOK_TAICHI_LAUNCH=public`) each of
+them takes Taichi's public API instead: `ti.ndarray`, the kernel's own call,
+`to_numpy`/`from_numpy`. The results are the same; a Taichi upgrade that
+breaks the fast path still has this tested one.
 """
 
 from __future__ import annotations
 
-import os
+import ctypes
 from typing import Any
 
 import numpy as np
@@ -32,27 +35,16 @@ from taichi.lang._ndarray import Ndarray, ScalarNdarray
 from taichi.lang.enums import Layout
 from taichi.lang.kernel_impl import template
 from taichi.types import ndarray_type, primitive_types
+from taichi.types.utils import is_real  # noqa: F401  - used by kernels in ti.static
+
+from .settings import SETTINGS
 
 # Buffers index with i32 on every arch, so one buffer holds < 2**31 elements.
 MAX_ELEMENTS = 2**31 - 1
 
 _stats = {"instances": 0, "launches": 0}
 _pool: dict = {}  # (id of dtype, n) -> freed raw ndarrays of the current program
-_pool_state = {"bytes": 0, "prog": None, "cap": int(float(os.environ.get("BURNBOOK_TAICHI_POOL_MB", "256")) * 2**20)}
-_LAUNCHERS: list = []
-_serial_below = {"n": 16384}
-
-
-def configure(gpu: bool) -> None:
-    _serial_below["n"] = 0 if gpu else 16384
-
-
-def serial(work: int) -> bool:
-    """Whether a launch over `work` elements should run serially on the calling
-    thread (kernels take it as their `serial` template argument). On the CPU
-    arch, waking Taichi's thread pool costs more than it saves below ~16K
-    elements: 11 us vs 5.6 us for a 4-element launch, even at 16K."""
-    return work < _serial_below["n"]
+_pool_state = {"bytes": 0, "prog": None}
 
 
 def stats() -> dict:
@@ -61,11 +53,41 @@ def stats() -> dict:
     return dict(_stats)
 
 
-def _prog():
+# -- the runtime ----------------------------------------------------------------
+def program() -> Any:
+    """Taichi's running program, or None before `ti.init`."""
     return impl.get_runtime().prog
 
 
-def _pool_of(prog) -> dict:
+def running_arch() -> str:
+    """The name of the arch Taichi's runtime runs on (x64, arm64, cuda, vulkan, metal)."""
+    return impl.current_cfg().arch.name
+
+
+def config() -> dict:
+    """The running program's arch, CPU thread count and offline-cache flag."""
+    cfg = impl.current_cfg()
+    return {"arch": cfg.arch.name, "cpu_max_num_threads": cfg.cpu_max_num_threads,
+            "offline_cache": cfg.offline_cache}
+
+
+def compiled_with(kind: str) -> bool:
+    """Whether this Taichi build includes the `kind` arch (cuda, metal, vulkan)."""
+    probe = {"cuda": _ti_core.with_cuda, "metal": _ti_core.with_metal, "vulkan": _ti_core.with_vulkan}[kind]
+    try:
+        return bool(probe())
+    except Exception:  # noqa: BLE001 - a failing probe means "not available"
+        return False
+
+
+def _check_program(prog: Any) -> None:
+    if prog is not program():
+        raise RuntimeError("Taichi's runtime was reset or re-initialised after burnbook started it; "
+                           "burnbook's tensors and kernels died with it: restart the Python process")
+
+
+# -- buffers --------------------------------------------------------------------
+def _pool_of(prog: Any) -> dict:
     """The free pool of `prog`; emptied when the program changed (ti.reset/init)."""
     if _pool_state["prog"] is not prog:
         _pool.clear()
@@ -81,13 +103,11 @@ class Buffer(ScalarNdarray):
     """
 
     def __init__(self, dtype: Any, n: int) -> None:
-        if n > MAX_ELEMENTS:
-            raise ValueError(f"Taichi backend: {n} elements exceed the limit of {MAX_ELEMENTS} per tensor")
         Ndarray.__init__(self)
         self.dtype = dtype
         self.element_type = dtype
         self.shape = (n,)
-        prog = self._prog = _prog()
+        prog = self._prog = program()
         free = _pool_of(prog).get((id(dtype), n))
         if free:
             self.arr = free.pop()
@@ -104,7 +124,7 @@ class Buffer(ScalarNdarray):
         if prog is None or prog is not getattr(self, "_prog", None):
             return  # its program is gone, and its memory with it
         nbytes = self.shape[0] * self.arr.element_size()
-        if _pool_state["bytes"] + nbytes <= _pool_state["cap"]:
+        if _pool_state["bytes"] + nbytes <= SETTINGS.pool_mb * 2**20:
             _pool_of(prog).setdefault((id(self.dtype), self.shape[0]), []).append(self.arr)
             _pool_state["bytes"] += nbytes
         else:
@@ -114,16 +134,32 @@ class Buffer(ScalarNdarray):
         return f"Buffer({self.dtype}, {self.shape[0]})"
 
 
-def host_view(buf: Buffer, np_dtype: np.dtype) -> np.ndarray:
-    """A NumPy array over `buf`'s memory, without copying. CPU arch only: there
-    device memory is host memory. The caller keeps `buf` alive while using it."""
-    import ctypes
+def buffer(dtype: Any, n: int) -> Any:
+    """A flat device array of `n` elements of Taichi dtype `dtype` (a `ti.ndarray`)."""
+    if n > MAX_ELEMENTS:
+        raise ValueError(f"Taichi backend: {n} elements exceed the limit of {MAX_ELEMENTS} per tensor")
+    if SETTINGS.launch == "public":
+        return ti.ndarray(dtype, (n,))
+    return Buffer(dtype, n)
 
+
+def host_array(buf: Any, np_dtype: np.dtype) -> np.ndarray:
+    """`buf`'s elements as a NumPy array. CPU arch only: there device memory is
+    host memory, and the fast path returns a view of it without copying (the
+    caller keeps `buf` alive while using it); the public path copies."""
+    if SETTINGS.launch == "public":
+        return buf.to_numpy().view(np_dtype)
     n = buf.shape[0] * np.dtype(np_dtype).itemsize
-    ptr = _prog().get_ndarray_data_ptr_as_int(buf.arr)
+    ptr = program().get_ndarray_data_ptr_as_int(buf.arr)
     return np.frombuffer((ctypes.c_char * n).from_address(ptr), dtype=np_dtype)
 
 
+def write_host(buf: Any, values: np.ndarray) -> None:
+    """Store the host array `values` (as many elements as `buf`) into `buf`."""
+    buf.from_numpy(np.ascontiguousarray(values).reshape(-1))
+
+
+# -- launches -------------------------------------------------------------------
 def _arg_kind(ann: Any) -> str:
     if isinstance(ann, template):
         return "t"
@@ -152,13 +188,12 @@ class Launcher:
                 slot += 1
         self._setters = tuple(setters)
         self._has_ret = prim.return_type is not None
-        self._cache: dict = {}
-        _LAUNCHERS.append(self)
+        self._cache: dict = {}  # signature key -> (kernel, compiled, program); None after a public call
 
     def _key(self, args: tuple) -> tuple:
-        # Keys hold ids: dtypes and template values (Taichi dtypes, bools) are
-        # singletons, and hashing a Taichi DataType is a slow call into C++.
-        # External (NumPy) arrays must be 1-D: their dtype alone keys them.
+        # Keys hold ids: dtypes and template values (Taichi dtypes, bools, enum
+        # members) are singletons, and hashing a Taichi DataType is a slow call
+        # into C++. External (NumPy) arrays must be 1-D: their dtype alone keys them.
         return tuple([id(args[i].dtype) for i in self._nd] + [id(args[i]) for i in self._tmpl])
 
     def __call__(self, *args: Any) -> Any:
@@ -166,19 +201,23 @@ class Launcher:
         key = self._key(args)
         entry = self._cache.get(key)
         if entry is None:
+            if key not in self._cache:
+                _stats["instances"] += 1
+            if SETTINGS.launch == "public":
+                self._cache[key] = None
+                return self.kernel(*args)
             # Taichi's own call: compiles (or loads from the offline cache) and launches.
             ret = self.kernel(*args)
             prim = self.kernel._primal
             t_kernel = prim.compiled_kernels[prim.ensure_compiled(*args)]
-            prog = _prog()
+            prog = program()
             compiled = prog.compile_kernel(prog.config(), prog.get_device_caps(), t_kernel)
             self._cache[key] = (t_kernel, compiled, prog)
-            _stats["instances"] += 1
             return ret
+        if SETTINGS.launch == "public":
+            return self.kernel(*args)
         t_kernel, compiled, prog = entry
-        if prog is not impl.get_runtime().prog:
-            raise RuntimeError("Taichi's runtime was reset or re-initialised after burnbook started it; "
-                               "burnbook's tensors and kernels died with it: restart the Python process")
+        _check_program(prog)
         ctx = t_kernel.make_launch_context()
         for i, slot, kind in self._setters:
             v = args[i]
@@ -198,4 +237,5 @@ class Launcher:
         return None
 
 
-__all__ = ["Buffer", "Launcher", "MAX_ELEMENTS", "configure", "host_view", "serial", "stats"]
+__all__ = ["Buffer", "Launcher", "MAX_ELEMENTS", "buffer", "compiled_with", "config", "host_array", "is_real",
+           "program", "running_arch", "stats", "write_host"]

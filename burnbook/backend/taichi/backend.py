@@ -1,0 +1,56 @@
+"""`Taichi`, the backend class: the ops of ops/ on the runtime of runtime.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..base import Backend, share_layout_ops
+from . import runtime
+from .device import TaichiDevice
+from .ops import BoolOps, FloatOps, IntOps
+from .ops.float_ops import from_data
+
+
+@share_layout_ops
+class Taichi(FloatOps, IntOps, BoolOps, Backend):
+    """Taichi kernels on the arch its `TaichiDevice` names (Burn's `Wgpu`).
+    Module ops (conv, pooling, embedding) are `ModuleOps`' defaults, composed
+    of the primitive ops."""
+
+    Device = TaichiDevice
+    is_autodiff = False
+    _rng = np.random.default_rng()
+
+    @classmethod
+    def name(cls) -> str:
+        return "taichi"
+
+    @classmethod
+    def default_device(cls) -> TaichiDevice:
+        """The running device if the runtime has started, else the one
+        `BURNBOOK_TAICHI_ARCH` names (cpu, cuda[:i], vulkan, metal, best; default cpu)."""
+        rt = runtime.current
+        return rt.device if rt is not None else TaichiDevice.from_env()
+
+    @classmethod
+    def seed(cls, seed: int) -> None:
+        cls._rng = np.random.default_rng(seed)
+
+    @classmethod
+    def sync(cls, device: Any = None) -> None:
+        if runtime.current is not None:
+            import taichi as ti
+
+            ti.sync()
+
+    @classmethod
+    def float_random(cls, shape: tuple, distribution: Any, device: TaichiDevice, dtype: Any = np.float32):
+        """Sampled on the host by NumPy (seeded by `seed`), then uploaded: the
+        same numbers as NdArray for the same seed."""
+        runtime.start(device)
+        return from_data(distribution.sample(cls._rng, tuple(shape), dtype), device, np.dtype(dtype))
+
+
+Taichi.InnerBackend = Taichi

@@ -1,0 +1,236 @@
+"""Float ops of the Taichi backend (Burn's `FloatTensorOps`): data, layout,
+indexing, arithmetic, math, comparison, reductions and matmul."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from burnbook.kernels import data
+
+from ..device import TaichiDevice
+from ..primitive import TaichiTensor, alloc, contiguous, contiguous_strides, full, materialize, same_device
+from ..runtime import BOOL, F32, FLOATS, I64, start
+from . import launch as L
+from .launch import Map1, Map2, Map3, Reduce
+
+
+def from_data(array: Any, device: TaichiDevice, dtype: np.dtype) -> TaichiTensor:
+    """Upload a host array as a tensor of `dtype` (bools as u8 0/1)."""
+    rt = start(device)
+    arr = np.ascontiguousarray(array, dtype=dtype)
+    out = alloc(arr.shape, dtype, rt.device)
+    if out.buf is not None:
+        flat = arr.reshape(-1)
+        data.upload(out.buf, flat.view(np.uint8) if dtype == BOOL else flat)
+    return out
+
+
+def _check_index(name: str, dim: int, p: TaichiTensor, idx: TaichiTensor) -> None:
+    """gather/scatter indices: p's rank, and outside `dim` no larger than p
+    (the output has the index's shape, as torch.gather's)."""
+    if len(idx.shape) != len(p.shape):
+        raise ValueError(f"{name}: indices of shape {list(idx.shape)} need the rank of {list(p.shape)}")
+    for d, (n, m) in enumerate(zip(idx.shape, p.shape)):
+        if d != dim and n > m:
+            raise IndexError(f"{name}: indices of shape {list(idx.shape)} exceed {list(p.shape)} in dim {d}")
+
+
+class FloatOps:
+    """The `float_*` ops; `Taichi` inherits them."""
+
+    # -- data and creation -------------------------------------------------------
+    @staticmethod
+    def float_from_data(array: np.ndarray, device: TaichiDevice) -> TaichiTensor:
+        dtype = np.asarray(array).dtype
+        return from_data(array, device, dtype if dtype in FLOATS else F32)
+
+    @staticmethod
+    def float_into_data(p: TaichiTensor) -> np.ndarray:
+        """A host copy; a non-contiguous view is first made contiguous on the device."""
+        host = np.empty(p.shape, dtype=np.uint8 if p.dtype == BOOL else p.dtype)
+        if p.buf is not None:
+            p = contiguous(p)
+            data.download(host.reshape(-1), p.buf, p.offset)
+        return host.view(np.bool_) if p.dtype == BOOL else host
+
+    @staticmethod
+    def float_empty(shape: tuple, device: TaichiDevice, dtype: Any = np.float32) -> TaichiTensor:
+        return alloc(tuple(shape), np.dtype(dtype), start(device).device)
+
+    @staticmethod
+    def float_full(shape: tuple, value: float, device: TaichiDevice, dtype: Any = np.float32) -> TaichiTensor:
+        return full(shape, value, np.dtype(dtype), start(device).device)
+
+    @staticmethod
+    def float_shape(p: TaichiTensor) -> tuple:
+        return p.shape
+
+    @staticmethod
+    def float_device(p: TaichiTensor) -> TaichiDevice:
+        return p.device
+
+    @staticmethod
+    def float_to_device(p: TaichiTensor, device: TaichiDevice) -> TaichiTensor:
+        if device == p.device:
+            return p
+        start(device)  # raises: one runtime, one device per process
+        return p
+
+    @staticmethod
+    def float_dtype(p: TaichiTensor) -> np.dtype:
+        return p.dtype
+
+    @staticmethod
+    def float_cast(p: TaichiTensor, dtype: Any) -> TaichiTensor:
+        dtype = np.dtype(dtype)
+        if dtype not in FLOATS:
+            raise TypeError(f"float_cast: {dtype} is not a float dtype (f16, f32, f64)")
+        return p if dtype == p.dtype else materialize(p, dtype)
+
+    # -- layout: views of the same buffer -------------------------------------------
+    @staticmethod
+    def float_reshape(p: TaichiTensor, shape: tuple) -> TaichiTensor:
+        shape = tuple(shape)
+        n = math.prod(p.shape)
+        if -1 in shape:
+            known = math.prod(s for s in shape if s != -1)
+            shape = tuple(n // known if s == -1 and known else s for s in shape)
+        if math.prod(shape) != n or any(s < 0 for s in shape):
+            raise ValueError(f"reshape: cannot reshape {list(p.shape)} ({n} elements) into {list(shape)}")
+        q = contiguous(p)
+        return TaichiTensor(q.buf, shape, contiguous_strides(shape), q.offset, q.dtype, q.device)
+
+    @staticmethod
+    def float_swap_dims(p: TaichiTensor, d1: int, d2: int) -> TaichiTensor:
+        axes = list(range(len(p.shape)))
+        axes[d1], axes[d2] = axes[d2], axes[d1]
+        return FloatOps.float_permute(p, axes)
+
+    @staticmethod
+    def float_permute(p: TaichiTensor, axes: Sequence[int]) -> TaichiTensor:
+        if sorted(axes) != list(range(len(p.shape))):
+            raise ValueError(f"permute: {list(axes)} is not a permutation of the dims of {list(p.shape)}")
+        return TaichiTensor(p.buf, tuple(p.shape[a] for a in axes), tuple(p.strides[a] for a in axes),
+                            p.offset, p.dtype, p.device)
+
+    @staticmethod
+    def float_expand(p: TaichiTensor, shape: tuple) -> TaichiTensor:
+        shape = tuple(shape)
+        lead = len(shape) - len(p.shape)
+        if lead < 0 or any(n != m and n != 1 for n, m in zip(p.shape, shape[lead:])):
+            raise ValueError(f"expand: shape {list(p.shape)} does not broadcast to {list(shape)}")
+        buf = p.buf if math.prod(shape) else None
+        _, strides, offset = p.view(shape)
+        return TaichiTensor(buf, shape, strides, offset, p.dtype, p.device)
+
+    @staticmethod
+    def float_slice(p: TaichiTensor, ranges: Sequence[slice]) -> TaichiTensor:
+        return L.slice_view(p, ranges)
+
+    @staticmethod
+    def float_slice_assign(p: TaichiTensor, ranges: Sequence[slice], values: TaichiTensor) -> TaichiTensor:
+        same_device("slice_assign", (p, values))
+        out = materialize(p)
+        L.copy_into(L.slice_view(out, ranges), values, "slice_assign")
+        return out
+
+    float_cat = staticmethod(L.cat)
+
+    # -- indexing ----------------------------------------------------------------
+    @staticmethod
+    def float_gather(dim: int, p: TaichiTensor, indices: TaichiTensor) -> TaichiTensor:
+        """take_along_axis: out[i] = p[i with dim -> indices[i]], other dims broadcasting."""
+        same_device("gather", (p, indices))
+        _check_index("gather", dim, p, indices)
+        return L.gather("gather", dim, p, indices.view(), indices.shape)
+
+    @staticmethod
+    def float_scatter(dim: int, p: TaichiTensor, indices: TaichiTensor, values: TaichiTensor) -> TaichiTensor:
+        """A copy of p with values added at indices along dim (np.add.at)."""
+        same_device("scatter", (p, indices))
+        _check_index("scatter", dim, p, indices)
+        return L.scatter("scatter", dim, p, indices.view(), values, indices.shape)
+
+    @staticmethod
+    def float_select(p: TaichiTensor, dim: int, indices: TaichiTensor) -> TaichiTensor:
+        same_device("select", (p, indices))
+        shape = p.shape[:dim] + (indices.shape[0],) + p.shape[dim + 1:]
+        return L.gather("select", dim, p, L.select_view(indices, shape, dim), shape)
+
+    @staticmethod
+    def float_select_assign(p: TaichiTensor, dim: int, indices: TaichiTensor, values: TaichiTensor) -> TaichiTensor:
+        same_device("select_assign", (p, indices))
+        shape = p.shape[:dim] + (indices.shape[0],) + p.shape[dim + 1:]
+        return L.scatter("select_assign", dim, p, L.select_view(indices, shape, dim), values, shape)
+
+    @staticmethod
+    def float_mask_where(p: TaichiTensor, mask: TaichiTensor, values: TaichiTensor) -> TaichiTensor:
+        return L.map3("mask_where", Map3.WHERE, p, mask, values)
+
+    @staticmethod
+    def float_mask_fill(p: TaichiTensor, mask: TaichiTensor, value: Any) -> TaichiTensor:
+        s = float(value) if p.dtype in FLOATS else int(value)
+        return L.map2("mask_fill", Map2.FILL, (p, mask), p.dtype, s, promote=False)
+
+    # -- arithmetic --------------------------------------------------------------
+    float_add = L.binary("float_add", Map2.ADD)
+    float_sub = L.binary("float_sub", Map2.SUB)
+    float_mul = L.binary("float_mul", Map2.MUL)
+    float_div = L.binary("float_div", Map2.DIV)
+    float_powf = L.binary("float_powf", Map2.POW)
+    float_add_scalar = L.scalar_float(Map1.ADD_S)
+    float_sub_scalar = L.scalar_float(Map1.SUB_S)
+    float_mul_scalar = L.scalar_float(Map1.MUL_S)
+    float_div_scalar = L.scalar_float(Map1.DIV_S)
+    float_powf_scalar = L.scalar_float(Map1.POW_S)
+    float_neg = L.unary(Map1.NEG)
+    float_abs = L.unary(Map1.ABS)
+
+    @staticmethod
+    def float_clamp(p: TaichiTensor, min: Any = None, max: Any = None) -> TaichiTensor:  # noqa: A002
+        if min is None and max is None:
+            return p
+        lo = -math.inf if min is None else float(min)
+        hi = math.inf if max is None else float(max)
+        return L.map1(p, Map1.CLAMP, None, lo, hi)
+
+    # -- unary math ----------------------------------------------------------------
+    float_exp = L.unary(Map1.EXP)
+    float_log = L.unary(Map1.LOG)
+    float_log1p = L.unary(Map1.LOG1P)
+    float_erf = L.unary(Map1.ERF)
+    float_sqrt = L.unary(Map1.SQRT)
+    float_recip = L.unary(Map1.RECIP)
+    float_cos = L.unary(Map1.COS)
+    float_sin = L.unary(Map1.SIN)
+    float_tanh = L.unary(Map1.TANH)
+
+    # -- comparison ----------------------------------------------------------------
+    float_equal = L.binary("float_equal", Map2.EQ, BOOL)
+    float_greater = L.binary("float_greater", Map2.GT, BOOL)
+    float_greater_equal = L.binary("float_greater_equal", Map2.GE, BOOL)
+    float_lower = L.binary("float_lower", Map2.LT, BOOL)
+    float_lower_equal = L.binary("float_lower_equal", Map2.LE, BOOL)
+    float_equal_elem = L.scalar_float(Map1.EQ_S, BOOL)
+    float_greater_elem = L.scalar_float(Map1.GT_S, BOOL)
+    float_greater_equal_elem = L.scalar_float(Map1.GE_S, BOOL)
+    float_lower_elem = L.scalar_float(Map1.LT_S, BOOL)
+    float_lower_equal_elem = L.scalar_float(Map1.LE_S, BOOL)
+
+    # -- reductions ----------------------------------------------------------------
+    float_sum = L.reduction_all("float_sum", Reduce.SUM)
+    float_max = L.reduction_all("float_max", Reduce.MAX)
+    float_min = L.reduction_all("float_min", Reduce.MIN)
+    float_sum_dim = L.reduction("float_sum_dim", Reduce.SUM)
+    float_mean_dim = L.reduction("float_mean_dim", Reduce.SUM, mean=True)
+    float_max_dim = L.reduction("float_max_dim", Reduce.MAX)
+    float_min_dim = L.reduction("float_min_dim", Reduce.MIN)
+    float_argmax = L.reduction("float_argmax", Reduce.ARGMAX)
+    float_argmin = L.reduction("float_argmin", Reduce.ARGMIN)
+
+    # -- linear algebra and conversion -------------------------------------------
+    float_matmul = staticmethod(L.matmul)
+    float_into_int = L.unary(Map1.COPY, I64)

@@ -1,0 +1,113 @@
+"""`TaichiTensor`, the Taichi backend's primitive: a strided view of a flat buffer.
+
+Layout ops (reshape of a contiguous tensor, permute, swap_dims, expand, slice
+with any step) make new views of the same buffer; kernels read views through
+their strides, with zero strides for broadcast dims, so no op copies its
+inputs. A buffer is never written after the op that made it returns, which
+makes the sharing safe.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from typing import Any, Sequence
+
+import numpy as np
+
+from burnbook.kernels import data, elementwise
+from burnbook.kernels.elementwise import Map1
+
+from ..base import broadcast_shape, check_devices
+from . import runtime as _rt
+from .compat import buffer
+from .device import DeviceDtypeError, TaichiDevice
+from .runtime import F64, FLOATS
+
+
+@lru_cache(maxsize=4096)
+def contiguous_strides(shape: tuple) -> tuple:
+    strides, acc = [], 1
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= s
+    return tuple(reversed(strides))
+
+
+class TaichiTensor:
+    """A strided view (shape, strides in elements, offset) of a flat Taichi
+    buffer; `buf` is None for zero-size tensors. Never modified after creation."""
+
+    __slots__ = ("buf", "shape", "strides", "offset", "dtype", "device")
+
+    def __init__(self, buf, shape: tuple, strides: tuple, offset: int, dtype: np.dtype, device: TaichiDevice):
+        self.buf, self.shape, self.strides, self.offset = buf, shape, strides, offset
+        self.dtype, self.device = dtype, device
+
+    @property
+    def contiguous(self) -> bool:
+        return all(st == c for st, c, n in zip(self.strides, contiguous_strides(self.shape), self.shape) if n != 1)
+
+    def view(self, shape: tuple | None = None) -> tuple:
+        """(buffer, strides, offset), strides zeroed where broadcast to `shape`."""
+        if shape is None or shape == self.shape:
+            return self.buf, self.strides, self.offset
+        lead = len(shape) - len(self.shape)
+        st = (0,) * lead + tuple(0 if n == 1 and m != 1 else s
+                                 for s, n, m in zip(self.strides, self.shape, shape[lead:]))
+        return self.buf, st, self.offset
+
+    def out(self) -> tuple:
+        """(buffer, strides, offset) to write through."""
+        return self.buf, self.strides, self.offset
+
+    def __repr__(self) -> str:
+        return f"TaichiTensor(shape={list(self.shape)}, dtype={self.dtype}, device={self.device})"
+
+
+def alloc(shape: tuple, dtype: np.dtype, device: TaichiDevice) -> TaichiTensor:
+    """A new contiguous tensor, its elements not initialised."""
+    rt = _rt.current
+    if dtype == F64 and not rt.has_f64:
+        raise DeviceDtypeError(
+            f"Taichi on {device!r}: this device has no f64 (Taichi's Metal backend never has; a Vulkan "
+            "device without shaderFloat64 neither); keep f64 data on the CPU device, or use f32")
+    n = math.prod(shape)
+    buf = buffer(rt.ti_dtype[dtype], n) if n else None
+    return TaichiTensor(buf, shape, contiguous_strides(shape), 0, dtype, device)
+
+
+def materialize(p: TaichiTensor, dtype: np.dtype | None = None) -> TaichiTensor:
+    """A contiguous copy (also a cast when `dtype` differs)."""
+    out = alloc(p.shape, dtype or p.dtype, p.device)
+    if out.buf is not None:
+        elementwise.run(Map1.COPY, p.shape, out.out(), (p.view(),))
+    return out
+
+
+def contiguous(p: TaichiTensor) -> TaichiTensor:
+    return p if p.contiguous else materialize(p)
+
+
+def full(shape: tuple, value: Any, dtype: np.dtype, device: TaichiDevice) -> TaichiTensor:
+    out = alloc(tuple(shape), dtype, device)
+    if out.buf is not None:
+        data.fill(out.buf, float(value) if dtype in FLOATS else int(value))
+    return out
+
+
+def same_device(op: str, ps: Sequence[TaichiTensor]) -> TaichiDevice:
+    d = ps[0].device
+    for p in ps[1:]:
+        if p.device is not d:
+            check_devices(op, d, p.device)
+    return d
+
+
+def broadcast(op: str, ps: Sequence[TaichiTensor]) -> tuple:
+    """The shape the operands of `op` broadcast to (a clear error if they do not)."""
+    shape = ps[0].shape
+    for p in ps[1:]:
+        if p.shape != shape:
+            shape = broadcast_shape(op, shape, p.shape)
+    return shape

@@ -1,0 +1,137 @@
+"""The Taichi runtime of this process: one arch, started once, as an object.
+
+Taichi has one runtime per process, and `ti.init` again would invalidate every
+live tensor, so the first tensor (or `TaichiDevice.best_available()`) starts
+it and `current` holds it from then on. A runtime the user started with
+`ti.init` before burnbook's first tensor is adopted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+from typing import Any
+
+import numpy as np
+
+from .device import KINDS, TaichiDevice, gpu_render_node
+from .settings import SETTINGS, KernelSettings
+
+F32, F64, F16 = np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16)
+I64, BOOL = np.dtype(np.int64), np.dtype(np.bool_)
+FLOATS = (F32, F64, F16)
+
+
+class TaichiRuntime:
+    """The running device and what follows from its arch: the Taichi storage
+    dtype of each NumPy dtype, the accumulator of sums, whether f64 exists,
+    and the kernel settings."""
+
+    def __init__(self, device: TaichiDevice, kernels: Any, settings: KernelSettings) -> None:
+        import taichi as ti
+
+        self.device = device
+        self.kernels = kernels
+        self.settings = settings
+        self.spirv = settings.spirv
+        self.ti_dtype = {F32: ti.f32, F64: ti.f64, F16: ti.f16, I64: ti.i64, BOOL: ti.u8}
+        # f32/f16 sums accumulate in f64 where the arch computes f64 natively; on
+        # SPIR-V archs f32 data never meets f64 math (kernels/__init__.py), so
+        # there they accumulate in compensated f32.
+        f32_acc = ti.f32 if self.spirv else ti.f64
+        self.accumulator = {F32: f32_acc, F16: f32_acc, F64: ti.f64, I64: ti.i64, BOOL: ti.i64}
+        self.has_f64 = device.kind != "metal" and (device.kind != "vulkan" or kernels.data.f64_works())
+
+    def __repr__(self) -> str:
+        return f"TaichiRuntime({self.device!r}, launch={self.settings.launch})"
+
+
+current: "TaichiRuntime | None" = None
+"""This process's runtime, once started."""
+
+
+def start(device: Any, probing: bool = False) -> "TaichiRuntime | None":
+    """The runtime on `device`, starting Taichi there if nothing runs yet.
+
+    A device other than the running one is a RuntimeError (one runtime per
+    process). With `probing`, a device that cannot start gives None."""
+    global current
+    if not isinstance(device, TaichiDevice):
+        raise ValueError(f"Taichi backend: expected a TaichiDevice, got {device!r}")
+    if current is not None:
+        if device == current.device:
+            return current
+        raise RuntimeError(
+            f"this process already runs Taichi on {current.device!r}; a tensor on {device!r} needs a new "
+            "Python process (restart the notebook kernel). Taichi has one runtime per process, and "
+            "re-initialising it would invalidate every live tensor.")
+    from burnbook import kernels  # imports taichi without its version banner
+    import taichi as ti
+
+    from . import compat
+
+    if compat.program() is None and not _init(ti, device, probing):
+        return None
+    actual = KINDS.get(compat.running_arch(), "?")
+    if actual != device.kind:
+        raise RuntimeError(
+            f"this process already runs Taichi on {compat.running_arch()} (started outside "
+            f"burnbook); a tensor on {device!r} needs a new Python process.")
+    SETTINGS.start(device.kind)
+    current = TaichiRuntime(device, kernels, SETTINGS)
+    return current
+
+
+def _init(ti: Any, device: TaichiDevice, probing: bool) -> bool:
+    """`ti.init` for `device`'s arch, quietly and with the offline cache on."""
+    arch = {"cpu": ti.cpu, "cuda": ti.cuda, "vulkan": ti.vulkan, "metal": ti.metal}[device.kind]
+    if device.kind == "cuda" and device.index:
+        _select_cuda_device(device.index)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):  # ti.init prints "Starting on arch"
+            quiet = {} if "TI_LOG_LEVEL" in os.environ and not probing else {
+                "log_level": ti.ERROR if probing else ti.WARN}  # Taichi warns when both are set
+            ti.init(arch=arch, offline_cache=True, fast_math=False, enable_fallback=False, **quiet)
+    except Exception as e:  # noqa: BLE001 - any failure means this arch cannot run here
+        ti.reset()
+        if probing:
+            return False
+        raise RuntimeError(f"Taichi cannot start on {device!r} here: {e}") from e
+    finally:
+        if "TI_LOG_LEVEL" not in os.environ:
+            ti.set_logging_level(ti.WARN)
+    return True
+
+
+def start_best() -> TaichiRuntime:
+    """The running runtime, or one started on the first of CUDA, Metal, Vulkan
+    that initialises (Vulkan only with a GPU render node on Linux), else the CPU."""
+    if current is not None:
+        return current
+    import burnbook.kernels  # noqa: F401  - taichi, imported quietly
+    import taichi as ti
+
+    from . import compat
+
+    if compat.program() is not None:  # started by the user: adopt it
+        return start(TaichiDevice(KINDS.get(compat.running_arch(), "cpu")))
+    ti.set_logging_level(ti.ERROR)  # probes log "library not found" warnings
+    for kind in ("cuda", "metal", "vulkan"):
+        if kind == "vulkan" and not gpu_render_node():
+            continue
+        if compat.compiled_with(kind):
+            rt = start(TaichiDevice(kind), probing=True)
+            if rt is not None:
+                return rt
+    return start(TaichiDevice.cpu())
+
+
+def _select_cuda_device(index: int) -> None:
+    """Taichi runs on the first visible CUDA device: make device `index` the only
+    visible one (effective only before CUDA starts in this process)."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    ids = visible.split(",") if visible else [str(i) for i in range(index + 1)]
+    if index >= len(ids):
+        raise RuntimeError(f"Cuda({index}): CUDA_VISIBLE_DEVICES={visible} lists only {len(ids)} device(s)")
+    os.environ["CUDA_VISIBLE_DEVICES"] = ids[index].strip()

@@ -1,0 +1,115 @@
+"""The Taichi backend's tuning knobs, in one object that kernels read at launch.
+
+The runtime fills in the defaults for its arch when it starts; a test (or a
+reader measuring something) changes them for a block with `override`:
+
+    with SETTINGS.override(serial_below=0, launch="public"):
+        ...
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+from typing import Iterator
+
+_CHOICES = {"matmul": ("blas", "kernel"), "launch": ("fast", "public")}
+_FIXED = ("gpu", "spirv")  # facts of the arch, not knobs
+
+
+def _env_choice(name: str, field: str, default: str) -> str:
+    value = os.environ.get(name, default).strip().lower() or default
+    if field == "matmul" and value == "auto":
+        return default
+    if value not in _CHOICES[field]:
+        raise ValueError(f"{name}={value!r}: expected one of {', '.join(_CHOICES[field])}")
+    return value
+
+
+def _env_pool_mb() -> float:
+    raw = os.environ.get("BURNBOOK_TAICHI_POOL_MB", "256")
+    try:
+        mb = float(raw)
+    except ValueError:
+        raise ValueError(f"BURNBOOK_TAICHI_POOL_MB={raw!r}: expected a number of MiB") from None
+    if mb < 0:
+        raise ValueError(f"BURNBOOK_TAICHI_POOL_MB={raw!r}: must be >= 0")
+    return mb
+
+
+@dataclasses.dataclass
+class KernelSettings:
+    """Every tuning choice of the Taichi backend. None of them changes a result
+    beyond float rounding (the reduction split changes the summation order)."""
+
+    serial_below: int = 16384
+    """Launches over fewer elements run serially on the calling thread: on the
+    CPU arch, waking Taichi's thread pool costs more than it saves below ~16K
+    elements (11 us vs 5.6 us for a 4-element launch, measured). 0 on GPUs."""
+    block: int = 4096
+    """Elements one task walks along the inner dim: long serial runs per CPU
+    thread, one element per GPU thread."""
+    reduce_tasks: int = 16 * (os.cpu_count() or 1)
+    """A reduction with fewer outputs than this is split into chunks along the
+    reduced dim, so that it still fills the arch."""
+    reduce_min_chunk: int = 4096
+    """The shortest chunk such a split makes."""
+    matmul: str = "blas"
+    """"blas": NumPy's matmul on the device buffers (CPU arch only, where device
+    memory is host memory); "kernel": the Taichi kernel (always on GPUs).
+    `BURNBOOK_TAICHI_MATMUL=kernel` forces the kernel on the CPU."""
+    pool_mb: float = 256.0
+    """MiB of freed buffers kept for reuse (`BURNBOOK_TAICHI_POOL_MB`)."""
+    launch: str = "fast"
+    """"fast": launches reuse Taichi's compiled kernels directly (compat.py);
+    "public": every launch and allocation goes through Taichi's public API
+    (`BURNBOOK_TAICHI_LAUNCH=public`), the tested fallback for a Taichi upgrade."""
+    gpu: bool = False
+    """Whether the arch is a GPU one (CUDA, Vulkan, Metal); set by the runtime."""
+    spirv: bool = False
+    """Whether kernels compile to SPIR-V (Vulkan, Metal); set by the runtime."""
+
+    def start(self, kind: str) -> None:
+        """Set the defaults of the arch `kind` the runtime starts on, reading
+        the environment variables named above."""
+        gpu = kind != "cpu"
+        self.serial_below = 0 if gpu else 16384
+        self.block = 1 if gpu else 4096
+        self.reduce_tasks, self.reduce_min_chunk = (8192, 256) if gpu else (16 * (os.cpu_count() or 1), 4096)
+        self.matmul = "kernel" if gpu else _env_choice("BURNBOOK_TAICHI_MATMUL", "matmul", "blas")
+        self.pool_mb = _env_pool_mb()
+        self.launch = _env_choice("BURNBOOK_TAICHI_LAUNCH", "launch", "fast")
+        self.gpu, self.spirv = gpu, kind in ("vulkan", "metal")
+
+    @contextlib.contextmanager
+    def override(self, **changes) -> Iterator["KernelSettings"]:
+        """Change some settings for the `with` block, then restore them."""
+        names = {f.name for f in dataclasses.fields(self)}
+        for name, value in changes.items():
+            if name not in names or name in _FIXED:
+                knobs = ", ".join(sorted(names - set(_FIXED)))
+                raise TypeError(f"KernelSettings.override: {name!r} is not a setting ({knobs})")
+            if name in _CHOICES and value not in _CHOICES[name]:
+                raise ValueError(f"KernelSettings.override: {name}={value!r}, expected one of "
+                                 f"{', '.join(_CHOICES[name])}")
+            if name == "matmul" and value == "blas" and self.gpu:
+                raise ValueError("KernelSettings.override: matmul='blas' needs the CPU arch")
+        saved = {name: getattr(self, name) for name in changes}
+        for name, value in changes.items():
+            setattr(self, name, value)
+        try:
+            yield self
+        finally:
+            for name, value in saved.items():
+                setattr(self, name, value)
+
+
+SETTINGS = KernelSettings()
+"""The settings of this process's runtime (there is one Taichi runtime per process)."""
+
+
+def serial(work: int) -> bool:
+    """Whether a launch over `work` elements runs serially on the calling
+    thread (kernels take it as their `serial` template argument)."""
+    return work < SETTINGS.serial_below

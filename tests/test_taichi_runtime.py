@@ -1,0 +1,108 @@
+"""The Taichi runtime package: the runtime object, the settings object and its
+`override`, and the public-API launch path (`BURNBOOK_TAICHI_LAUNCH=public`)
+giving the same results as the fast path."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import taichi as ti
+
+from burnbook.backend.ndarray import NdArray as N
+from burnbook.backend.taichi import SETTINGS, KernelSettings, Taichi as T, compat, runtime
+from burnbook.backend.taichi import kernel_stats, running_device
+
+DEV = T.default_device()  # BURNBOOK_TAICHI_ARCH's (cpu by default)
+SPIRV = DEV.kind in ("vulkan", "metal")
+
+
+def _program(B, device) -> list:
+    """A few ops of every kernel family; the host arrays they give."""
+    rng = np.random.default_rng(7)
+    x = B.float_from_data(rng.standard_normal((33, 65)).astype(np.float32), device)
+    w = B.float_from_data(rng.standard_normal((65, 9)).astype(np.float32), device)
+    idx = B.int_from_data(rng.integers(0, 65, (33, 4)), device)
+    y = B.float_exp(B.float_mul_scalar(B.float_permute(x, (1, 0)), 0.1))
+    return [B.float_into_data(r) for r in (
+        y, B.float_sum_dim(x, 1), B.float_matmul(x, w), B.float_gather(1, x, idx),
+        B.float_scatter(1, x, idx, B.float_full((33, 4), 1.0, device)),
+        B.float_mask_fill(x, B.float_greater_elem(x, 0.5), -1.0), B.float_argmax(x, 0))]
+
+
+def test_the_runtime_is_an_object_holding_device_dtypes_and_settings() -> None:
+    T.float_from_data(np.zeros(1, np.float32), DEV)
+    rt = runtime.current
+    assert isinstance(rt, runtime.TaichiRuntime) and rt.device == DEV == running_device()
+    assert rt.settings is SETTINGS and rt.spirv == SPIRV and rt.has_f64 == (DEV.kind != "metal")
+    assert rt.ti_dtype[np.dtype(np.float32)] is ti.f32 and rt.ti_dtype[np.dtype(np.bool_)] is ti.u8
+    # LLVM archs sum f32 in f64; SPIR-V ones in compensated f32 (no f64 math in f32 kernels)
+    assert rt.accumulator[np.dtype(np.float32)] is (ti.f32 if SPIRV else ti.f64)
+    assert runtime.start(DEV) is rt  # asking again gives the same runtime
+
+
+def test_override_sets_and_restores_even_after_an_error() -> None:
+    before = SETTINGS.serial_below, SETTINGS.block
+    with SETTINGS.override(serial_below=0, block=7) as s:
+        assert s is SETTINGS and (SETTINGS.serial_below, SETTINGS.block) == (0, 7)
+    assert (SETTINGS.serial_below, SETTINGS.block) == before
+    with pytest.raises(ZeroDivisionError), SETTINGS.override(block=3):
+        1 / 0
+    assert SETTINGS.block == before[1]
+
+
+def test_override_refuses_unknown_names_facts_of_the_arch_and_bad_choices() -> None:
+    with pytest.raises(TypeError, match="'tile' is not a setting.*serial_below"):
+        with SETTINGS.override(tile=4):
+            pass
+    with pytest.raises(TypeError, match="'spirv' is not a setting"):
+        with SETTINGS.override(spirv=True):
+            pass
+    with pytest.raises(ValueError, match="launch='quick', expected one of fast, public"):
+        with SETTINGS.override(launch="quick"):
+            pass
+
+
+def test_environment_knobs_are_read_and_checked(monkeypatch) -> None:
+    s = KernelSettings()
+    monkeypatch.setenv("BURNBOOK_TAICHI_LAUNCH", "public")
+    monkeypatch.setenv("BURNBOOK_TAICHI_MATMUL", "kernel")
+    monkeypatch.setenv("BURNBOOK_TAICHI_POOL_MB", "8")
+    s.start("cpu")
+    assert (s.launch, s.matmul, s.pool_mb, s.serial_below, s.gpu) == ("public", "kernel", 8.0, 16384, False)
+    s.start("vulkan")
+    assert (s.matmul, s.block, s.serial_below, s.gpu, s.spirv) == ("kernel", 1, 0, True, True)
+    monkeypatch.setenv("BURNBOOK_TAICHI_LAUNCH", "quick")
+    with pytest.raises(ValueError, match="BURNBOOK_TAICHI_LAUNCH='quick'"):
+        s.start("cpu")
+    monkeypatch.setenv("BURNBOOK_TAICHI_LAUNCH", "fast")
+    monkeypatch.setenv("BURNBOOK_TAICHI_POOL_MB", "lots")
+    with pytest.raises(ValueError, match="BURNBOOK_TAICHI_POOL_MB='lots'"):
+        s.start("cpu")
+
+
+def test_public_launches_give_the_fast_paths_results_through_taichis_own_api(monkeypatch) -> None:
+    T.float_from_data(np.zeros(1, np.float32), DEV)
+    fast = _program(T, DEV)
+
+    def internals(*_):
+        raise AssertionError("the public path reached Taichi's internals")
+
+    with SETTINGS.override(launch="public"), monkeypatch.context() as m:
+        m.setattr(compat, "program", internals)
+        n0 = kernel_stats()["launches"]
+        buf = compat.buffer(ti.f32, 5)
+        assert type(buf) is not compat.Buffer and isinstance(buf, ti.Ndarray)  # a plain ti.ndarray
+        public = _program(T, DEV)
+        assert kernel_stats()["launches"] > n0
+    reference = _program(N, N.default_device())
+    for f, p, r in zip(fast, public, reference):
+        np.testing.assert_array_equal(f, p)  # same kernels, same process: the same bits
+        np.testing.assert_allclose(p, r, rtol=1e-5, atol=1e-5)
+
+
+def test_tensors_cross_between_the_two_launch_paths() -> None:
+    a = T.float_from_data(np.arange(6, dtype=np.float32), DEV)
+    with SETTINGS.override(launch="public"):
+        b = T.float_add_scalar(a, 1.0)  # a pooled buffer read by a public launch
+    c = T.float_mul(a, b)  # a plain ti.ndarray read by a fast launch
+    np.testing.assert_array_equal(T.float_into_data(c), np.arange(6) * (np.arange(6) + 1))
