@@ -12,7 +12,7 @@ export BURNBOOK_DATA ?= $(SHARED_DATA)
 export TI_LOG_LEVEL ?= warn
 export PYTHONHASHSEED := 0
 
-.PHONY: lab test test-python test-vulkan test-browser test-notebooks bench install install-test browser-deps vulkan-deps clean
+.PHONY: lab test test-python test-vulkan test-public test-gpu test-browser test-notebooks bench install install-test browser-deps vulkan-deps clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,7 +38,7 @@ install-test: $(VENV)/.installed-test
 lab: install
 	cd notebooks && $(abspath $(VENV))/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) 00-index.ipynb
 
-test: install-test browser-deps vulkan-deps test-python test-vulkan test-browser test-notebooks
+test: install-test browser-deps vulkan-deps test-python test-vulkan test-public test-browser test-notebooks
 
 test-python: install-test
 	$(PY) -m pytest -n 2 --dist loadfile --ignore=tests/browser tests
@@ -64,9 +64,20 @@ vulkan-deps:
 # Not test_taichi_kernel.py: Taichi 1.7.4 computes no ndarray gradients on SPIR-V
 # (taichi-dev/taichi#8524), so there `taichi_op` refuses to track, which
 # tests/backend/test_vulkan_kernels.py checks.
+GPU_FAMILIES := -k taichi --ignore=tests/autodiff/test_taichi_kernel.py tests/backend tests/autodiff tests/nn/test_conv_pool.py
 test-vulkan: install-test vulkan-deps
-	BURNBOOK_TAICHI_ARCH=vulkan $(PY) -m pytest -p no:cacheprovider -n 2 --dist loadfile -k taichi \
-		--ignore=tests/autodiff/test_taichi_kernel.py tests/backend tests/autodiff tests/nn/test_conv_pool.py
+	BURNBOOK_TAICHI_ARCH=vulkan $(PY) -m pytest -p no:cacheprovider -n 2 --dist loadfile $(GPU_FAMILIES)
+
+# The conformance suite on the Taichi backend once more with every launch and
+# allocation through Taichi's public API (compat.py's fallback for a Taichi upgrade).
+test-public: install-test
+	BURNBOOK_TAICHI_LAUNCH=public $(PY) -m pytest -p no:cacheprovider -n 2 --dist loadfile -k taichi tests/backend
+
+# The same GPU families on a real GPU: `make test-gpu ARCH=cuda` (or metal, vulkan).
+# They skip, saying why, where that device does not exist.
+ARCH ?= cuda
+test-gpu: install-test
+	BURNBOOK_TAICHI_ARCH=$(ARCH) $(PY) -m pytest -p no:cacheprovider -n 2 --dist loadfile $(GPU_FAMILIES)
 
 # JupyterLab, a kernel and Chromium want both cores: run it on its own.
 test-browser: install-test browser-deps
