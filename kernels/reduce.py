@@ -28,6 +28,7 @@ class Reduce(IntEnum):
     ARGMAX = 3
     ARGMIN = 4
 
+
 @ti.func
 def _beats(op: ti.template(), v, best, adt: ti.template()):
     """Whether v replaces best: strictly greater (MAX/ARGMAX) or smaller, or a first NaN."""
