@@ -11,13 +11,14 @@ from . import runtime
 from .device import TaichiDevice
 from .ops import BoolOps, FloatOps, IntOps
 from .ops.float_ops import from_data
+from .ops.module_ops import TaichiModuleOps
 
 
 @share_layout_ops
-class Taichi(FloatOps, IntOps, BoolOps, Backend):
+class Taichi(TaichiModuleOps, FloatOps, IntOps, BoolOps, Backend):
     """Taichi kernels on the arch its `TaichiDevice` names (Burn's `Wgpu`).
-    Module ops (conv, pooling, embedding) are `ModuleOps`' defaults, composed
-    of the primitive ops."""
+    Conv and pooling run dedicated kernels (ops/module_ops.py); embedding
+    and the 1-D ops are `ModuleOps`' defaults over them."""
 
     Device = TaichiDevice
     is_autodiff = False

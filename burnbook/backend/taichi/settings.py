@@ -14,7 +14,7 @@ import dataclasses
 import os
 from typing import Iterator
 
-_CHOICES = {"matmul": ("blas", "kernel"), "launch": ("fast", "public")}
+_CHOICES = {"matmul": ("blas", "kernel"), "launch": ("fast", "public"), "conv": ("auto", "im2col", "direct")}
 _FIXED = ("gpu", "spirv")  # facts of the arch, not knobs
 
 
@@ -65,6 +65,10 @@ class KernelSettings:
     """"fast": launches reuse Taichi's compiled kernels directly (compat.py);
     "public": every launch and allocation goes through Taichi's public API
     (`BURNBOOK_TAICHI_LAUNCH=public`), the tested fallback for a Taichi upgrade."""
+    conv: str = "auto"
+    """conv2d's kernel: "auto" times im2col+matmul against the direct kernel
+    once per shape class and keeps the faster (autotune.py); "im2col" or
+    "direct" forces one."""
     gpu: bool = False
     """Whether the arch is a GPU one (CUDA, Vulkan, Metal); set by the runtime."""
     spirv: bool = False
