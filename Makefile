@@ -56,7 +56,7 @@ browser-deps:
 # Mesa's Vulkan driver with lavapipe, a conformant Vulkan device on the CPU:
 # with it, Taichi's Vulkan arch (SPIR-V kernels) is tested on every machine.
 vulkan-deps:
-	@{ ls /usr/share/vulkan/icd.d/lvp_icd.*.json && ldconfig -p | grep -q libvulkan.so.1; } >/dev/null 2>&1 || \
+	@{ ls /usr/share/vulkan/icd.d/lvp_icd.*.json && PATH="$$PATH:/usr/sbin:/sbin" ldconfig -p | grep -q libvulkan.so.1; } >/dev/null 2>&1 || \
 	  $(call APT_INSTALL,vulkan-deps,mesa-vulkan-drivers libvulkan1)
 
 # The conformance, autodiff and module-op families again on TaichiDevice.vulkan(),
