@@ -4,16 +4,20 @@ windows (the 1-D ops run as 2-D with a height of 1).
 A conv is `im2col` (the column matrix, read from the strided input view with
 zeros where a window covers padding) and one batched matmul (matmul.py: NumPy's
 BLAS on the CPU arch, the Taichi kernel on GPUs). A transposed conv (also the
-input gradient of a conv) is one matmul into per-tap planes and `col2im`,
-which *gathers* the taps that land on each output element, so it needs no
-atomics and adds in a fixed order. `direct` computes each output from the
-input and weight without a column matrix: cheaper when the column matrix
-would be most of the work (few input channels, tiny outputs).
+input gradient of a conv) is one matmul into per-tap planes and `col2im`.
+`direct` computes the conv from the input and weight without a column
+matrix: cheaper when the column matrix would be most of the work (few input
+channels, tiny outputs).
+
+A task owns a block of one output row: `direct` and `col2im` add tap by tap
+into it with plain loads and stores (no atomics, a fixed order), in the
+output's dtype; the inner loops walk the sub-range that falls inside the
+input (`span`), with no bounds test per element.
 
 Every geometry is a run-time meta buffer (`window_meta`), so each kernel
-compiles once per dtype. One task is one block of one output row (`row` =
-every index but the last); blocks are `SETTINGS.block` long (one element per
-GPU thread).
+compiles once per dtype. A task covers `SETTINGS.block` elements of the
+output's rows (`row` = every index but the last): a block of one row, or
+several whole rows (one element per GPU thread).
 """
 
 from enum import IntEnum
@@ -29,7 +33,8 @@ N_, C_, H_, W_, KH, KW, HO, WO, SH, SW, PH, PW, DH, DW = range(14)
 XN, XC, XH, XW, XOFF = range(14, 19)  # the input view's strides and offset
 BLK, NBLK = 19, 20
 E1, E2, E3, E4 = 21, 22, 23, 24       # per-kernel extras
-META_LEN = 25
+RPT, NROWS = 25, 26                   # rows per task (whole rows only), rows in all
+META_LEN = 27
 
 
 class Window(IntEnum):
@@ -45,13 +50,16 @@ class Window(IntEnum):
     ADAPTIVE_BACKWARD = 7
 
 
-def window_meta(kind: Window, dims: tuple, window: tuple, x_view: tuple, inner: int, extras: tuple = ()):
-    """The cached meta buffer of one geometry: `dims` = (N, C, H, W, Ho, Wo),
-    `window` = (kh, kw, sh, sw, ph, pw, dh, dw), `x_view` = (strides, offset)
-    of the strided input, blocks along an `inner` dim of that length; returns
-    (meta buffer, blocks per row)."""
+def window_meta(kind: Window, dims: tuple, window: tuple, x_view: tuple, rows: int, inner: int,
+                extras: tuple = ()):
+    """The cached meta buffer of one geometry and its task count: `dims` =
+    (N, C, H, W, Ho, Wo), `window` = (kh, kw, sh, sw, ph, pw, dh, dw),
+    `x_view` = (strides, offset) of the strided input, and `rows` rows of
+    `inner` elements to cover. A task takes `SETTINGS.block` elements: a
+    block of one row, or as many whole rows as fit (short rows would make
+    the per-task cost dominate on the CPU)."""
     block = SETTINGS.block
-    key = ("window", kind, dims, window, x_view, inner, extras, block)
+    key = ("window", kind, dims, window, x_view, rows, inner, extras, block)
 
     def build():
         import numpy as np
@@ -63,9 +71,10 @@ def window_meta(kind: Window, dims: tuple, window: tuple, x_view: tuple, inner: 
         meta[[XN, XC, XH, XW]] = x_view[0]
         meta[XOFF] = x_view[1]
         blk = max(1, min(inner, block))
-        meta[BLK], meta[NBLK] = blk, -(-inner // blk)
+        rpt = max(1, block // inner) if blk == inner else 1
+        meta[BLK], meta[NBLK], meta[RPT], meta[NROWS] = blk, -(-inner // blk), rpt, rows
         meta[E1:E1 + len(extras)] = extras
-        return meta, int(meta[NBLK])
+        return meta, -(-rows // rpt) * int(meta[NBLK])
 
     return layout._cached(key, build)
 
@@ -75,127 +84,179 @@ def acc_type(dt):
     return ti.f64 if dt == ti.f64 else ti.f32
 
 
+@ti.func
+def task_rows(meta: ti.template(), t, inner):
+    """(first row, end row, first column, end column) of task t."""
+    nblk = meta[NBLK]
+    chunk = ti.raw_div(t, nblk)
+    c0 = (t - chunk * nblk) * meta[BLK]
+    r0 = chunk * meta[RPT]
+    return r0, ti.min(r0 + meta[RPT], meta[NROWS]), c0, ti.min(c0 + meta[BLK], inner)
+
+
+@ti.func
+def ceil_div(a, b):
+    """ceil(a / b) for any int a and b > 0 (raw_div truncates toward zero).
+    Unit strides skip the division: it would cost more than the loop it bounds."""
+    q = a
+    if b == 1:
+        pass
+    elif a >= 0:
+        q = ti.raw_div(a + b - 1, b)
+    else:
+        q = -ti.raw_div(-a, b)
+    return q
+
+
+@ti.func
+def exact_div(a, b, size):
+    """(whether a = q * b for some 0 <= q < size, q), for b > 0."""
+    q = a
+    ok = a >= 0
+    if b != 1:
+        ok = ok and ti.raw_mod(a, b) == 0
+        q = ti.raw_div(a, b)
+    return ok and q < size, q
+
+
+@ti.func
+def span(first, end, off, step, size):
+    """The sub-range [lo, hi) of [first, end) whose k give 0 <= k*step + off
+    < size: the positions of a strided walk that fall inside the input, so
+    inner loops run without a bounds test per element."""
+    lo = ti.min(ti.max(first, ceil_div(-off, step)), end)
+    hi = ti.max(ti.min(end, ceil_div(size - off, step)), lo)
+    return lo, hi
+
+
 @ti.kernel
 def _im2col(cols: ti.types.ndarray(), x: ti.types.ndarray(), meta: ti.types.ndarray(), ntask: ti.i32,
             dt: ti.template(), serial: ti.template()):
     # Rows are (n, c, i, j, oh); the row (c, i, j) of image n starts at
-    # n * E1 + ((c * KH + i) * KW + j) * E2, then oh * Wo + ow.
+    # n * E1 + ((c * KH + i) * KW + j) * E2, then oh * Wo + ow. A task walks
+    # its rows plane by plane (a plane = one (n, c, i, j)): the index
+    # arithmetic runs per plane, not per row.
     ti.loop_config(serialize=serial)
     for t in range(ntask):
-        nblk = meta[NBLK]
-        row = ti.raw_div(t, nblk)
-        ow0 = (t - row * nblk) * meta[BLK]
-        ow1 = ti.min(ow0 + meta[BLK], meta[WO])
-        ho, kh, kw, c = meta[HO], meta[KH], meta[KW], meta[C_]
-        oh = ti.raw_mod(row, ho)
-        r = ti.raw_div(row, ho)
-        j = ti.raw_mod(r, kw)
-        r = ti.raw_div(r, kw)
-        i = ti.raw_mod(r, kh)
-        r = ti.raw_div(r, kh)
-        ch = ti.raw_mod(r, c)
-        n = ti.raw_div(r, c)
-        dst = n * meta[E1] + ((ch * kh + i) * kw + j) * meta[E2] + oh * meta[WO]
-        ih = oh * meta[SH] - meta[PH] + i * meta[DH]
+        wo = meta[WO]
+        row0, row1, ow0, ow1 = task_rows(meta, t, wo)
+        ho, kh, kw, c, h = meta[HO], meta[KH], meta[KW], meta[C_], meta[H_]
+        sh, sw, xw, xh = meta[SH], meta[SW], meta[XW], meta[XH]
         zero = ti.cast(0, dt)
-        if 0 <= ih < meta[H_]:
-            src = meta[XOFF] + n * meta[XN] + ch * meta[XC] + ih * meta[XH]
-            sw, w, xw = meta[SW], meta[W_], meta[XW]
-            iw0 = j * meta[DW] - meta[PW]
-            for ow in range(ow0, ow1):
-                iw = ow * sw + iw0
-                v = zero
-                if 0 <= iw < w:
-                    v = x[src + iw * xw]
-                cols[dst + ow] = v
-        else:
-            for ow in range(ow0, ow1):
-                cols[dst + ow] = zero
+        for plane in range(ti.raw_div(row0, ho), ti.raw_div(row1 - 1, ho) + 1):
+            j = ti.raw_mod(plane, kw)
+            r = ti.raw_div(plane, kw)
+            i = ti.raw_mod(r, kh)
+            r = ti.raw_div(r, kh)
+            ch = ti.raw_mod(r, c)
+            n = ti.raw_div(r, c)
+            dst0 = n * meta[E1] + ((ch * kh + i) * kw + j) * meta[E2]
+            off = j * meta[DW] - meta[PW]
+            lo, hi = span(ow0, ow1, off, sw, meta[W_])
+            src0 = meta[XOFF] + n * meta[XN] + ch * meta[XC] + off * xw
+            ih0 = i * meta[DH] - meta[PH]
+            step = sw * xw
+            for oh in range(ti.max(row0 - plane * ho, 0), ti.min(row1 - plane * ho, ho)):
+                dst = dst0 + oh * wo
+                ih = oh * sh + ih0
+                a, b = ow1, ow1  # the copied run; zeros around it
+                if 0 <= ih < h:
+                    a, b = lo, hi
+                    src = src0 + ih * xh
+                    for ow in range(lo, hi):
+                        cols[dst + ow] = x[src + ow * step]
+                for ow in range(ow0, a):
+                    cols[dst + ow] = zero
+                for ow in range(b, ow1):
+                    cols[dst + ow] = zero
 
 
 @ti.kernel
 def _direct(out: ti.types.ndarray(), x: ti.types.ndarray(), weight: ti.types.ndarray(), bias: ti.types.ndarray(),
-            meta: ti.types.ndarray(), ntask: ti.i32, dt: ti.template(), acc_t: ti.template(),
-            has_bias: ti.template(), serial: ti.template()):
+            meta: ti.types.ndarray(), ntask: ti.i32, dt: ti.template(), has_bias: ti.template(),
+            serial: ti.template()):
     # out [N, O, Ho, Wo] contiguous; weight [O, C/g, kh, kw] contiguous;
-    # E1 = O, E2 = C/g, E3 = O/g. Rows are (n, o, oh).
+    # E1 = O, E2 = C/g, E3 = O/g. Rows are (n, o, oh). Each tap adds
+    # weight * (a strided run of an input row) into the task's output block,
+    # which no other task touches (plain loads and stores, no atomics).
     ti.loop_config(serialize=serial)
     for t in range(ntask):
-        nblk = meta[NBLK]
-        row = ti.raw_div(t, nblk)
-        ow0 = (t - row * nblk) * meta[BLK]
-        ow1 = ti.min(ow0 + meta[BLK], meta[WO])
+        wo = meta[WO]
+        row0, row1, ow0, ow1 = task_rows(meta, t, wo)
         ho, kh, kw, o_all, cg = meta[HO], meta[KH], meta[KW], meta[E1], meta[E2]
-        oh = ti.raw_mod(row, ho)
-        r = ti.raw_div(row, ho)
-        o = ti.raw_mod(r, o_all)
-        n = ti.raw_div(r, o_all)
-        c0 = ti.raw_div(o, meta[E3]) * cg
-        h, w = meta[H_], meta[W_]
-        sw, pw, dw, xw = meta[SW], meta[PW], meta[DW], meta[XW]
-        ih0 = oh * meta[SH] - meta[PH]
-        base = meta[XOFF] + n * meta[XN]
-        wbase = o * cg * kh * kw
-        b = ti.cast(0, acc_t)
-        if ti.static(has_bias):
-            b = ti.cast(bias[o], acc_t)
-        for ow in range(ow0, ow1):
-            acc = b
-            iw0 = ow * sw - pw
+        h, w, sw, pw, dh, dw = meta[H_], meta[W_], meta[SW], meta[PW], meta[DH], meta[DW]
+        xc_s, xh_s, xw_s = meta[XC], meta[XH], meta[XW]
+        for row in range(row0, row1):
+            oh = ti.raw_mod(row, ho)
+            r = ti.raw_div(row, ho)
+            o = ti.raw_mod(r, o_all)
+            n = ti.raw_div(r, o_all)
+            c0 = ti.raw_div(o, meta[E3]) * cg
+            ih0 = oh * meta[SH] - meta[PH]
+            base = meta[XOFF] + n * meta[XN]
+            wbase = o * cg * kh * kw
+            dst = row * wo
+            b = ti.cast(0, dt)
+            if ti.static(has_bias):
+                b = bias[o]
+            for ow in range(ow0, ow1):
+                out[dst + ow] = b
             for ci in range(cg):
-                xc = base + (c0 + ci) * meta[XC]
-                wc = wbase + ci * kh * kw
                 for i in range(kh):
-                    ih = ih0 + i * meta[DH]
+                    ih = ih0 + i * dh
                     if 0 <= ih < h:
-                        xr = xc + ih * meta[XH]
+                        xr = base + (c0 + ci) * xc_s + ih * xh_s
                         for j in range(kw):
-                            iw = iw0 + j * dw
-                            if 0 <= iw < w:
-                                acc += ti.cast(x[xr + iw * xw], acc_t) * ti.cast(weight[wc + i * kw + j], acc_t)
-            out[row * meta[WO] + ow] = ti.cast(acc, dt)
+                            wv = weight[wbase + (ci * kh + i) * kw + j]
+                            off = j * dw - pw
+                            lo, hi = span(ow0, ow1, off, sw, w)
+                            src = xr + off * xw_s
+                            step = sw * xw_s
+                            for ow in range(lo, hi):
+                                out[dst + ow] = out[dst + ow] + wv * x[src + ow * step]
 
 
 @ti.kernel
 def _col2im(out: ti.types.ndarray(), cols: ti.types.ndarray(), bias: ti.types.ndarray(), meta: ti.types.ndarray(),
-            ntask: ti.i32, dt: ti.template(), acc_t: ti.template(), has_bias: ti.template(),
-            serial: ti.template()):
+            ntask: ti.i32, dt: ti.template(), has_bias: ti.template(), serial: ti.template()):
     # cols [N, C, kh, kw, H, W] (one plane per tap) -> out [N, C, Ho, Wo]:
-    # out[oh, ow] sums the taps (i, j) whose input (ih, iw) lands there, i.e.
-    # ih * sh + i * dh - ph == oh. Rows are (n, c, oh).
+    # input (ih, iw) of tap (i, j) lands on (ih*sh + i*dh - ph, iw*sw + j*dw - pw).
+    # Rows are (n, c, oh); each task adds, tap by tap, the input runs landing
+    # in its own output block (a fixed order, no atomics).
     ti.loop_config(serialize=serial)
     for t in range(ntask):
-        nblk = meta[NBLK]
-        row = ti.raw_div(t, nblk)
-        ow0 = (t - row * nblk) * meta[BLK]
-        ow1 = ti.min(ow0 + meta[BLK], meta[WO])
+        wo = meta[WO]
+        row0, row1, ow0, ow1 = task_rows(meta, t, wo)
         ho, kh, kw, h, w = meta[HO], meta[KH], meta[KW], meta[H_], meta[W_]
-        sh, sw, dw = meta[SH], meta[SW], meta[DW]
-        oh = ti.raw_mod(row, ho)
-        plane = ti.raw_div(row, ho)  # n * C + c
-        b = ti.cast(0, acc_t)
-        if ti.static(has_bias):
-            b = ti.cast(bias[ti.raw_mod(plane, meta[C_])], acc_t)
-        hw = h * w
-        for ow in range(ow0, ow1):
-            acc = b
+        sh, sw, ph, pw, dh, dw = meta[SH], meta[SW], meta[PH], meta[PW], meta[DH], meta[DW]
+        for row in range(row0, row1):
+            oh = ti.raw_mod(row, ho)
+            plane = ti.raw_div(row, ho)  # n * C + c
+            dst = row * wo
+            b = ti.cast(0, dt)
+            if ti.static(has_bias):
+                b = bias[ti.raw_mod(plane, meta[C_])]
+            for ow in range(ow0, ow1):
+                out[dst + ow] = b
+            hw = h * w
             for i in range(kh):
-                th = oh + meta[PH] - i * meta[DH]
-                if th >= 0 and ti.raw_mod(th, sh) == 0 and ti.raw_div(th, sh) < h:
-                    src = (plane * kh + i) * kw * hw + ti.raw_div(th, sh) * w
+                ok, ih = exact_div(oh + ph - i * dh, sh, h)
+                if ok:
+                    src0 = (plane * kh + i) * kw * hw + ih * w
                     for j in range(kw):
-                        tw = ow + meta[PW] - j * dw
-                        if tw >= 0 and ti.raw_mod(tw, sw) == 0 and ti.raw_div(tw, sw) < w:
-                            acc += ti.cast(cols[src + j * hw + ti.raw_div(tw, sw)], acc_t)
-            out[row * meta[WO] + ow] = ti.cast(acc, dt)
+                        off = j * dw - pw
+                        lo = ti.max(0, ceil_div(ow0 - off, sw))
+                        hi = ti.min(w, ceil_div(ow1 - off, sw))
+                        src = src0 + j * hw
+                        at = dst + off
+                        for iw in range(lo, hi):
+                            k = at + iw * sw
+                            out[k] = out[k] + cols[src + iw]
 
 
 im2col_k = Launcher(_im2col)
 direct_k = Launcher(_direct)
 col2im_k = Launcher(_col2im)
-
-_WINDOW = ("kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw")
-
 
 def im2col(cols, x: tuple, dims: tuple, window: tuple, image_stride: int, row_stride: int) -> None:
     """Fill `cols` with the windows of the view `x` = (buffer, strides [4],
@@ -204,21 +265,20 @@ def im2col(cols, x: tuple, dims: tuple, window: tuple, image_stride: int, row_st
     `n * image_stride + ((c*kh + i)*kw + j) * row_stride`."""
     n, c, _, _, ho, wo = dims
     kh, kw = window[:2]
-    meta, nblk = window_meta(Window.IM2COL, dims, window, (x[1], x[2]), wo, (image_stride, row_stride))
     rows = n * c * kh * kw * ho
-    im2col_k(cols, x[0], meta, rows * nblk, cols.dtype, serial(rows * wo))
+    meta, ntask = window_meta(Window.IM2COL, dims, window, (x[1], x[2]), rows, wo, (image_stride, row_stride))
+    im2col_k(cols, x[0], meta, ntask, cols.dtype, serial(rows * wo))
 
 
 def direct(out, x: tuple, weight, bias, dims: tuple, window: tuple, o: int, groups: int) -> None:
     """`out [N, O, Ho, Wo]` = conv of the view `x` with the contiguous `weight
     [O, C/g, kh, kw]` buffer (plus the `bias [O]` buffer unless None)."""
     n, c, _, _, ho, wo = dims
-    meta, nblk = window_meta(Window.DIRECT, dims, window, (x[1], x[2]), wo, (o, c // groups, o // groups))
     rows = n * o * ho
+    meta, ntask = window_meta(Window.DIRECT, dims, window, (x[1], x[2]), rows, wo, (o, c // groups, o // groups))
     work = rows * wo * (c // groups) * window[0] * window[1]
-    dt = out.dtype
-    direct_k(out, x[0], weight, out if bias is None else bias, meta, rows * nblk, dt, acc_type(dt),
-             bias is not None, serial(work))
+    direct_k(out, x[0], weight, out if bias is None else bias, meta, ntask, out.dtype, bias is not None,
+             serial(work))
 
 
 def col2im(out, cols, bias, dims: tuple, window: tuple) -> None:
@@ -226,8 +286,7 @@ def col2im(out, cols, bias, dims: tuple, window: tuple) -> None:
     H, W]` placed on the output grid (a transposed conv), plus `bias [C]`
     unless None; dims = (N, C, H, W, Ho, Wo)."""
     n, c, _, _, ho, wo = dims
-    meta, nblk = window_meta(Window.COL2IM, dims, window, ((0, 0, 0, 0), 0), wo)
     rows = n * c * ho
-    dt = out.dtype
-    col2im_k(out, cols, out if bias is None else bias, meta, rows * nblk, dt, acc_type(dt), bias is not None,
+    meta, ntask = window_meta(Window.COL2IM, dims, window, ((0, 0, 0, 0), 0), rows, wo)
+    col2im_k(out, cols, out if bias is None else bias, meta, ntask, out.dtype, bias is not None,
              serial(rows * wo * window[0] * window[1]))

@@ -2,29 +2,21 @@
 pooling with indices, average and adaptive average pooling, and the
 backward passes of the average pools.
 
-The average pools' backward passes *gather*: each input element sums the
-gradients of the outputs whose windows cover it (found from the window
-arithmetic, at most kh*kw of them), so they need no atomics and add in a
-fixed order. Max pooling's backward is a scatter-add of each output's
-gradient at its index (index.py's kernel). Geometry travels in the window
-meta buffers of conv.py; each kernel compiles once per dtype and variant.
+A task owns blocks of output rows (forward) or of input rows (the average
+pools' backward passes, which add each covering window's share into them),
+so no kernel needs atomics, and sums run in a fixed order. Window bounds are
+worked out per row or per window, not tested per element. Max pooling's
+backward is a scatter-add of each output's gradient at its index (index.py's
+kernel). Geometry travels in the window meta buffers of conv.py; each kernel
+compiles once per dtype and variant.
 """
 
 import taichi as ti
 
 from burnbook.backend.taichi.compat import Launcher
 from burnbook.backend.taichi.settings import serial
-from .conv import (BLK, C_, DH, DW, H_, HO, KH, KW, NBLK, PH, PW, SH, SW, W_, WO, XC, XH, XN, XOFF, XW, Window,
-                   acc_type, window_meta)
-
-
-@ti.func
-def _row(meta: ti.template(), t, inner):
-    """(row, first, end) of task t: a block of one row of `inner` elements."""
-    nblk = meta[NBLK]
-    row = ti.raw_div(t, nblk)
-    first = (t - row * nblk) * meta[BLK]
-    return row, first, ti.min(first + meta[BLK], inner)
+from .conv import (C_, DH, DW, H_, HO, KH, KW, PH, PW, SH, SW, W_, WO, XC, XH, XN, XOFF, XW, Window,
+                   acc_type, ceil_div, exact_div, task_rows, window_meta)
 
 
 @ti.func
@@ -42,28 +34,31 @@ def _max_pool(out: ti.types.ndarray(), idx: ti.types.ndarray(), x: ti.types.ndar
     # if larger or NaN. Indices are h * W + w in the input plane.
     ti.loop_config(serialize=serial)
     for t in range(ntask):
-        row, ow0, ow1 = _row(meta, t, meta[WO])
+        wo = meta[WO]
+        row0, row1, ow0, ow1 = task_rows(meta, t, wo)
         ho, kh, kw, h, w = meta[HO], meta[KH], meta[KW], meta[H_], meta[W_]
-        oh = ti.raw_mod(row, ho)
-        base = _plane_base(meta, ti.raw_div(row, ho))
-        ih0 = oh * meta[SH] - meta[PH]
-        for ow in range(ow0, ow1):
-            iw0 = ow * meta[SW] - meta[PW]
-            best = ti.cast(0, acc_t)
-            at = -1
-            for i in range(kh):
-                ih = ih0 + i * meta[DH]
-                if 0 <= ih < h:
-                    for j in range(kw):
-                        iw = iw0 + j * meta[DW]
-                        if 0 <= iw < w:
-                            v = ti.cast(x[base + ih * meta[XH] + iw * meta[XW]], acc_t)
-                            if at < 0 or v > best or v != v:
-                                best = v
-                                at = ih * w + iw
-            out[row * meta[WO] + ow] = ti.cast(best, dt)
-            if ti.static(with_idx):
-                idx[row * meta[WO] + ow] = ti.cast(at, ti.i64)
+        sw, pw, dh, dw, xh, xw = meta[SW], meta[PW], meta[DH], meta[DW], meta[XH], meta[XW]
+        for row in range(row0, row1):
+            oh = ti.raw_mod(row, ho)
+            base = _plane_base(meta, ti.raw_div(row, ho))
+            ih0 = oh * meta[SH] - meta[PH]
+            for ow in range(ow0, ow1):
+                iw0 = ow * sw - pw
+                best = ti.cast(0, acc_t)
+                at = -1
+                for i in range(kh):
+                    ih = ih0 + i * dh
+                    if 0 <= ih < h:
+                        for j in range(kw):
+                            iw = iw0 + j * dw
+                            if 0 <= iw < w:
+                                v = ti.cast(x[base + ih * xh + iw * xw], acc_t)
+                                if at < 0 or v > best or v != v:
+                                    best = v
+                                    at = ih * w + iw
+                out[row * wo + ow] = ti.cast(best, dt)
+                if ti.static(with_idx):
+                    idx[row * wo + ow] = ti.cast(at, ti.i64)
 
 
 @ti.func
@@ -77,56 +72,63 @@ def _avg_pool(out: ti.types.ndarray(), x: ti.types.ndarray(), meta: ti.types.nda
               dt: ti.template(), acc_t: ti.template(), include_pad: ti.template(), serial: ti.template()):
     ti.loop_config(serialize=serial)
     for t in range(ntask):
-        row, ow0, ow1 = _row(meta, t, meta[WO])
+        wo = meta[WO]
+        row0, row1, ow0, ow1 = task_rows(meta, t, wo)
         ho, kh, kw, h, w = meta[HO], meta[KH], meta[KW], meta[H_], meta[W_]
-        oh = ti.raw_mod(row, ho)
-        base = _plane_base(meta, ti.raw_div(row, ho))
-        ih0 = oh * meta[SH] - meta[PH]
-        rows_valid = _valid(ih0, kh, h)
-        for ow in range(ow0, ow1):
-            iw0 = ow * meta[SW] - meta[PW]
-            acc = ti.cast(0, acc_t)
-            for i in range(kh):
-                ih = ih0 + i
-                if 0 <= ih < h:
-                    for j in range(kw):
-                        iw = iw0 + j
-                        if 0 <= iw < w:
-                            acc += ti.cast(x[base + ih * meta[XH] + iw * meta[XW]], acc_t)
-            count = kh * kw
-            if ti.static(not include_pad):
-                count = ti.max(rows_valid * _valid(iw0, kw, w), 1)
-            out[row * meta[WO] + ow] = ti.cast(acc / ti.cast(count, acc_t), dt)
+        sw, pw, xh, xw = meta[SW], meta[PW], meta[XH], meta[XW]
+        for row in range(row0, row1):
+            oh = ti.raw_mod(row, ho)
+            base = _plane_base(meta, ti.raw_div(row, ho))
+            ih0 = oh * meta[SH] - meta[PH]
+            i0, i1 = ti.max(0, -ih0), ti.min(kh, h - ih0)  # the window's rows inside the input
+            for ow in range(ow0, ow1):
+                iw0 = ow * sw - pw
+                j0, j1 = ti.max(0, -iw0), ti.min(kw, w - iw0)
+                acc = ti.cast(0, acc_t)
+                for i in range(i0, i1):
+                    src = base + (ih0 + i) * xh + iw0 * xw
+                    for j in range(j0, j1):
+                        acc += ti.cast(x[src + j * xw], acc_t)
+                count = kh * kw
+                if ti.static(not include_pad):
+                    count = ti.max(ti.max(i1 - i0, 0) * ti.max(j1 - j0, 0), 1)
+                out[row * wo + ow] = ti.cast(acc / ti.cast(count, acc_t), dt)
 
 
 @ti.kernel
 def _avg_pool_backward(gx: ti.types.ndarray(), g: ti.types.ndarray(), meta: ti.types.ndarray(), ntask: ti.i32,
                        dt: ti.template(), acc_t: ti.template(), include_pad: ti.template(),
                        serial: ti.template()):
-    # gx [N, C, H, W] contiguous; g the strided output-gradient view. Input
-    # (ih, iw) is in window (oh, ow) when ih = oh * sh - ph + i for a tap i.
+    # gx [N, C, H, W] contiguous; g the strided output-gradient view. Output
+    # (oh, ow) spreads over inputs (oh*sh - ph + i, ow*sw - pw + j). Rows are
+    # (n, c, ih); each task adds into its own input block, window by window.
     ti.loop_config(serialize=serial)
     for t in range(ntask):
-        row, iw0, iw1 = _row(meta, t, meta[W_])
-        ho, wo, kh, kw, h, w = meta[HO], meta[WO], meta[KH], meta[KW], meta[H_], meta[W_]
-        sh, sw, ph, pw = meta[SH], meta[SW], meta[PH], meta[PW]
-        ih = ti.raw_mod(row, h)
-        base = _plane_base(meta, ti.raw_div(row, h))
-        for iw in range(iw0, iw1):
-            acc = ti.cast(0, acc_t)
+        w = meta[W_]
+        row0, row1, iw0, iw1 = task_rows(meta, t, w)
+        ho, wo, kh, kw, h = meta[HO], meta[WO], meta[KH], meta[KW], meta[H_]
+        sh, sw, ph, pw, gh, gw = meta[SH], meta[SW], meta[PH], meta[PW], meta[XH], meta[XW]
+        for row in range(row0, row1):
+            ih = ti.raw_mod(row, h)
+            base = _plane_base(meta, ti.raw_div(row, h))
+            dst = row * w
+            for iw in range(iw0, iw1):
+                gx[dst + iw] = ti.cast(0, dt)
             for i in range(kh):
-                th = ih + ph - i
-                if th >= 0 and ti.raw_mod(th, sh) == 0 and ti.raw_div(th, sh) < ho:
-                    oh = ti.raw_div(th, sh)
+                ok, oh = exact_div(ih + ph - i, sh, ho)
+                if ok:
+                    rows = _valid(oh * sh - ph, kh, h)
                     for j in range(kw):
-                        tw = iw + pw - j
-                        if tw >= 0 and ti.raw_mod(tw, sw) == 0 and ti.raw_div(tw, sw) < wo:
-                            ow = ti.raw_div(tw, sw)
+                        off = j - pw
+                        lo = ti.max(0, ceil_div(iw0 - off, sw))
+                        hi = ti.min(wo, ceil_div(iw1 - off, sw))
+                        for ow in range(lo, hi):
                             count = kh * kw
                             if ti.static(not include_pad):
-                                count = ti.max(_valid(oh * sh - ph, kh, h) * _valid(ow * sw - pw, kw, w), 1)
-                            acc += ti.cast(g[base + oh * meta[XH] + ow * meta[XW]], acc_t) / ti.cast(count, acc_t)
-            gx[row * w + iw] = ti.cast(acc, dt)
+                                count = ti.max(rows * _valid(ow * sw - pw, kw, w), 1)
+                            v = ti.cast(g[base + oh * gh + ow * gw], acc_t) / ti.cast(count, acc_t)
+                            k = dst + ow * sw + off
+                            gx[k] = ti.cast(ti.cast(gx[k], acc_t) + v, dt)
 
 
 @ti.func
@@ -140,41 +142,48 @@ def _adaptive(out: ti.types.ndarray(), x: ti.types.ndarray(), meta: ti.types.nda
               dt: ti.template(), acc_t: ti.template(), serial: ti.template()):
     ti.loop_config(serialize=serial)
     for t in range(ntask):
-        row, ow0, ow1 = _row(meta, t, meta[WO])
-        ho, wo, h, w = meta[HO], meta[WO], meta[H_], meta[W_]
-        oh = ti.raw_mod(row, ho)
-        base = _plane_base(meta, ti.raw_div(row, ho))
-        hs, he = _bin(oh, h, ho)
-        for ow in range(ow0, ow1):
-            ws, we = _bin(ow, w, wo)
-            acc = ti.cast(0, acc_t)
-            for ih in range(hs, he):
-                for iw in range(ws, we):
-                    acc += ti.cast(x[base + ih * meta[XH] + iw * meta[XW]], acc_t)
-            out[row * wo + ow] = ti.cast(acc / ti.cast((he - hs) * (we - ws), acc_t), dt)
+        wo = meta[WO]
+        row0, row1, ow0, ow1 = task_rows(meta, t, wo)
+        ho, h, w, xh, xw = meta[HO], meta[H_], meta[W_], meta[XH], meta[XW]
+        for row in range(row0, row1):
+            oh = ti.raw_mod(row, ho)
+            base = _plane_base(meta, ti.raw_div(row, ho))
+            hs, he = _bin(oh, h, ho)
+            for ow in range(ow0, ow1):
+                ws, we = _bin(ow, w, wo)
+                acc = ti.cast(0, acc_t)
+                for ih in range(hs, he):
+                    for iw in range(ws, we):
+                        acc += ti.cast(x[base + ih * xh + iw * xw], acc_t)
+                out[row * wo + ow] = ti.cast(acc / ti.cast((he - hs) * (we - ws), acc_t), dt)
 
 
 @ti.kernel
 def _adaptive_backward(gx: ti.types.ndarray(), g: ti.types.ndarray(), meta: ti.types.ndarray(), ntask: ti.i32,
                        dt: ti.template(), acc_t: ti.template(), serial: ti.template()):
     # Output bin o covers input i exactly when floor(i*Ho/H) <= o < ceil((i+1)*Ho/H).
+    # Rows are (n, c, ih); each task adds every covering bin into its own block.
     ti.loop_config(serialize=serial)
     for t in range(ntask):
-        row, iw0, iw1 = _row(meta, t, meta[W_])
-        ho, wo, h, w = meta[HO], meta[WO], meta[H_], meta[W_]
-        ih = ti.raw_mod(row, h)
-        base = _plane_base(meta, ti.raw_div(row, h))
-        ohs, ohe = _bin(ih, ho, h)
-        for iw in range(iw0, iw1):
-            ows, owe = _bin(iw, wo, w)
-            acc = ti.cast(0, acc_t)
+        w = meta[W_]
+        row0, row1, iw0, iw1 = task_rows(meta, t, w)
+        ho, wo, h, gh, gw = meta[HO], meta[WO], meta[H_], meta[XH], meta[XW]
+        for row in range(row0, row1):
+            ih = ti.raw_mod(row, h)
+            base = _plane_base(meta, ti.raw_div(row, h))
+            dst = row * w
+            for iw in range(iw0, iw1):
+                gx[dst + iw] = ti.cast(0, dt)
+            ohs, ohe = _bin(ih, ho, h)
+            ow_first = ti.raw_div(iw0 * wo, w)
+            ow_end = ti.raw_div(iw1 * wo + w - 1, w)
             for oh in range(ohs, ohe):
                 hs, he = _bin(oh, h, ho)
-                for ow in range(ows, owe):
+                for ow in range(ow_first, ow_end):
                     ws, we = _bin(ow, w, wo)
-                    acc += ti.cast(g[base + oh * meta[XH] + ow * meta[XW]], acc_t) / ti.cast(
-                        (he - hs) * (we - ws), acc_t)
-            gx[row * w + iw] = ti.cast(acc, dt)
+                    v = ti.cast(g[base + oh * gh + ow * gw], acc_t) / ti.cast((he - hs) * (we - ws), acc_t)
+                    for iw in range(ti.max(ws, iw0), ti.min(we, iw1)):
+                        gx[dst + iw] = ti.cast(ti.cast(gx[dst + iw], acc_t) + v, dt)
 
 
 max_pool_k = Launcher(_max_pool)
@@ -188,20 +197,20 @@ def max_pool(out, idx, x: tuple, dims: tuple, window: tuple) -> None:
     """`out [N, C, Ho, Wo]` = window maxima of the view `x` = (buffer, strides,
     offset); `idx` (i64, same shape) gets their flat positions unless None."""
     n, c, _, _, ho, wo = dims
-    meta, nblk = window_meta(Window.MAX_POOL, dims, window, (x[1], x[2]), wo)
     rows = n * c * ho
+    meta, ntask = window_meta(Window.MAX_POOL, dims, window, (x[1], x[2]), rows, wo)
     dt = out.dtype
-    max_pool_k(out, out if idx is None else idx, x[0], meta, rows * nblk, dt, acc_type(dt), idx is not None,
+    max_pool_k(out, out if idx is None else idx, x[0], meta, ntask, dt, acc_type(dt), idx is not None,
                serial(rows * wo * window[0] * window[1]))
 
 
 def avg_pool(out, x: tuple, dims: tuple, window: tuple, include_pad: bool) -> None:
     """`out [N, C, Ho, Wo]` = window means of the view `x`."""
     n, c, _, _, ho, wo = dims
-    meta, nblk = window_meta(Window.AVG_POOL, dims, window, (x[1], x[2]), wo)
     rows = n * c * ho
+    meta, ntask = window_meta(Window.AVG_POOL, dims, window, (x[1], x[2]), rows, wo)
     dt = out.dtype
-    avg_pool_k(out, x[0], meta, rows * nblk, dt, acc_type(dt), bool(include_pad),
+    avg_pool_k(out, x[0], meta, ntask, dt, acc_type(dt), bool(include_pad),
                serial(rows * wo * window[0] * window[1]))
 
 
@@ -209,10 +218,10 @@ def avg_pool_backward(gx, g: tuple, dims: tuple, window: tuple, include_pad: boo
     """`gx [N, C, H, W]` = avg_pool's input gradient from the view `g` of the
     output gradient [N, C, Ho, Wo]."""
     n, c, h, w = dims[:4]
-    meta, nblk = window_meta(Window.AVG_POOL_BACKWARD, dims, window, (g[1], g[2]), w)
     rows = n * c * h
+    meta, ntask = window_meta(Window.AVG_POOL_BACKWARD, dims, window, (g[1], g[2]), rows, w)
     dt = gx.dtype
-    avg_pool_backward_k(gx, g[0], meta, rows * nblk, dt, acc_type(dt), bool(include_pad),
+    avg_pool_backward_k(gx, g[0], meta, ntask, dt, acc_type(dt), bool(include_pad),
                         serial(rows * w * window[0] * window[1]))
 
 
@@ -222,16 +231,16 @@ _NO_WINDOW = (1, 1, 1, 1, 0, 0, 1, 1)
 def adaptive(out, x: tuple, dims: tuple) -> None:
     """`out [N, C, Ho, Wo]` = adaptive average pooling of the view `x`."""
     n, c, h, w, ho, wo = dims
-    meta, nblk = window_meta(Window.ADAPTIVE, dims, _NO_WINDOW, (x[1], x[2]), wo)
     rows = n * c * ho
+    meta, ntask = window_meta(Window.ADAPTIVE, dims, _NO_WINDOW, (x[1], x[2]), rows, wo)
     dt = out.dtype
-    adaptive_k(out, x[0], meta, rows * nblk, dt, acc_type(dt), serial(n * c * h * w))
+    adaptive_k(out, x[0], meta, ntask, dt, acc_type(dt), serial(n * c * h * w))
 
 
 def adaptive_backward(gx, g: tuple, dims: tuple) -> None:
     """`gx [N, C, H, W]` = adaptive pooling's input gradient from the view `g`."""
     n, c, h, w = dims[:4]
-    meta, nblk = window_meta(Window.ADAPTIVE_BACKWARD, dims, _NO_WINDOW, (g[1], g[2]), w)
     rows = n * c * h
+    meta, ntask = window_meta(Window.ADAPTIVE_BACKWARD, dims, _NO_WINDOW, (g[1], g[2]), rows, w)
     dt = gx.dtype
-    adaptive_backward_k(gx, g[0], meta, rows * nblk, dt, acc_type(dt), serial(n * c * h * w))
+    adaptive_backward_k(gx, g[0], meta, ntask, dt, acc_type(dt), serial(n * c * h * w))
