@@ -1,12 +1,13 @@
-"""Backends: the protocol (`base`), `NdArray` (NumPy), `Taichi`, and `Autodiff[B]`.
+"""Backends: the protocol (`base`), `NdArray` (NumPy), `Taichi`, and the
+decorators `Autodiff[B]` and `Fusion[B]`.
 
-`Taichi` and `Autodiff` load on first use, so `import burnbook` stays light.
+`Taichi`, `Fusion` and `Autodiff` load on first use, so `import burnbook` stays light.
 """
 
 from .base import Backend
 from .ndarray import Cpu, NdArray
 
-__all__ = ["Backend", "NdArray", "Cpu", "Taichi", "TaichiDevice", "Autodiff"]
+__all__ = ["Backend", "NdArray", "Cpu", "Taichi", "TaichiDevice", "Autodiff", "Fusion"]
 
 
 def __getattr__(name: str):
@@ -14,6 +15,10 @@ def __getattr__(name: str):
         from . import taichi
 
         return getattr(taichi, name)
+    if name == "Fusion":
+        from .fusion import Fusion
+
+        return Fusion
     if name == "Autodiff":
         from burnbook.autodiff import Autodiff
 

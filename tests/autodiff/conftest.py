@@ -1,5 +1,5 @@
 """Fixtures of the autodiff suite: `backend` runs each test on Autodiff[NdArray],
-Autodiff[Taichi] (skipped until burnbook.backend.taichi imports) and
+Autodiff[Taichi], Autodiff[Fusion[Taichi]] and
 Autodiff[Strict] (NdArray behind opaque primitives that check the protocol, so
 a backward rule that is not backend-agnostic fails here)."""
 
@@ -18,12 +18,14 @@ def _inner(name: str):
     if name == "strict":
         from .strict import Strict
         return Strict
-    from ..backend.conftest import _taichi
+    from ..backend.conftest import _fusion, _taichi
 
+    if name == "fusion-taichi":
+        return _fusion()
     return _taichi()  # skipped where the device BURNBOOK_TAICHI_ARCH names does not exist
 
 
-@pytest.fixture(params=["ndarray", "taichi", "strict"])
+@pytest.fixture(params=["ndarray", "taichi", "fusion-taichi", "strict"])
 def backend(request):
     """The Autodiff backend under test."""
     return Autodiff[_inner(request.param)]

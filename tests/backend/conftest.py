@@ -51,11 +51,19 @@ def _autodiff(inner):
     return Autodiff[inner]
 
 
+def _fusion():
+    from burnbook.backend.fusion import Fusion
+
+    return Fusion[_taichi()]
+
+
 BACKENDS = {
     "ndarray": lambda: NdArray,
     "taichi": _taichi,
+    "fusion-taichi": _fusion,
     "autodiff-ndarray": lambda: _autodiff(NdArray),
     "autodiff-taichi": lambda: _autodiff(_taichi()),
+    "autodiff-fusion-taichi": lambda: _autodiff(_fusion()),
 }
 
 

@@ -2,6 +2,8 @@
 does nothing and `backward` explains how to get autodiff; on `Autodiff[B]`
 the reference notebook's first example gives its gradient."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -26,7 +28,7 @@ def test_gradients_need_an_autodiff_backend(backend, op):
         pytest.skip("plain backends only")
     y = Tensor[backend, 1].from_floats([1.0, 2.0]).sum()
     args = () if op == "backward" else (None,)
-    with pytest.raises(TypeError, match=rf"Autodiff\[{backend.__name__}\]"):
+    with pytest.raises(TypeError, match=re.escape(f"Autodiff[{backend.__name__}]")):
         getattr(y, op)(*args)
 
 

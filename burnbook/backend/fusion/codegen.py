@@ -1,0 +1,186 @@
+"""From a recorded graph to a fused Taichi kernel: the plan, its shape-free
+signature, and the kernel's source.
+
+A plan numbers the graph's operands: outputs first (the tensor asked for, and
+every intermediate that something outside the graph still references), then
+the ready leaves it reads. Each node becomes one line calling the same
+`@ti.func` the unfused kernels use (`elementwise.unary`/`binary`), so a fused
+result matches the unfused one. The kernel walks the output shape as the
+unfused kernels do (kernels/layout.py): the shape, strides and broadcasting
+are run-time meta data, so the signature holds only dtypes, the op sequence
+and which operand each op reads, and a training loop compiles once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from burnbook.kernels.elementwise import Map1, Map2, Map3
+from burnbook.kernels.reduce import Reduce
+
+_TI_NAME = {np.dtype(np.float32): "ti.f32", np.dtype(np.float64): "ti.f64", np.dtype(np.float16): "ti.f16",
+            np.dtype(np.int64): "ti.i64", np.dtype(np.bool_): "ti.u8"}
+_SCALAR_TYPE = {np.dtype(np.float64): "ti.f64"}  # others: f32 (an f16 scalar is rounded on the host)
+
+
+@dataclass
+class Plan:
+    """What one fused kernel computes, in operand numbers.
+
+    `steps` are (value number, code, argument value numbers, scalar slots,
+    dtype of the first argument, output dtype); value numbers below
+    `len(leaves)` are the leaves, in order. `reduce` is None, or
+    (Reduce member, "all" or "dim", accumulator dtype name)."""
+
+    outputs: list
+    leaves: list
+    steps: list = field(default_factory=list)
+    out_values: list = field(default_factory=list)
+    scalar_types: list = field(default_factory=list)
+    reduce: tuple | None = None
+
+    @property
+    def signature(self) -> tuple:
+        return (tuple(str(t.dtype) for t in self.leaves),
+                tuple((c.__class__.__name__, c.name, a, tuple(s), str(dt), str(odt))
+                      for _, c, a, s, dt, odt in self.steps),
+                tuple(self.out_values), tuple(str(t.dtype) for t in self.outputs),
+                tuple(self.scalar_types), self.reduce and (self.reduce[0].name, self.reduce[1], self.reduce[2]))
+
+    @property
+    def key(self) -> str:
+        return hashlib.sha1(repr(self.signature).encode()).hexdigest()[:20]
+
+
+def plan(order: list, leaves: list, outputs: list, reduce: tuple | None = None) -> tuple[Plan, list]:
+    """The plan for computing `outputs` (lazy tensors of `order`) from
+    `leaves`, and the scalar values in slot order."""
+    p = Plan(outputs=outputs, leaves=leaves, reduce=reduce)
+    number = {id(t): i for i, t in enumerate(leaves)}
+    scalars: list = []
+    for t in order:
+        node = t.node
+        args = tuple(number[id(i)] for i in node.inputs)
+        first = node.inputs[0].dtype
+        slots = []
+        for s in node.scalars:
+            slots.append(len(scalars))
+            scalars.append(float(np.float16(s)) if first == np.float16 else float(s))
+            p.scalar_types.append(_SCALAR_TYPE.get(first, "ti.f32"))
+        number[id(t)] = len(leaves) + len(p.steps)
+        p.steps.append((number[id(t)], node.code, args, slots, first, t.dtype))
+    p.out_values = [number[id(t)] for t in outputs]
+    return p, scalars
+
+
+def _expr(code, args: tuple, slots: list, dt: np.dtype, odt: np.dtype) -> str:
+    v = [f"v{a}" for a in args]
+    s = [f"s{k}" for k in slots] + ["0", "0"]
+    d, o = _TI_NAME[np.dtype(dt)], _TI_NAME[np.dtype(odt)]
+    if isinstance(code, Map1):
+        return f"unary(Map1.{code.name}, {v[0]}, {s[0]}, {s[1]}, {d}, {o})"
+    if isinstance(code, Map2):
+        return f"binary(Map2.{code.name}, {v[0]}, {v[1]}, {s[0]}, {d}, {o})"
+    if code is Map3.WHERE:  # x, values, mask
+        return f"ti.select({v[2]} != 0, {v[1]}, {v[0]})"
+    raise ValueError(f"fusion: no code for {code!r}")
+
+
+def _body(p: Plan, index: str, indent: str) -> list:
+    """The per-element lines: load the leaves, compute, store the outputs.
+    `index(j)` is the element offset expression of operand j."""
+    nout = len(p.outputs)
+    lines = [f"v{j} = x{j}[{index(nout + j)}]" for j in range(len(p.leaves))]
+    lines += [f"v{k} = {_expr(c, a, s, dt, odt)}" for k, c, a, s, dt, odt in p.steps]
+    for m, (t, k) in enumerate(zip(p.outputs, p.out_values)):
+        if p.reduce is None or m > 0:
+            lines.append(f"out{m}[{index(m)}] = ti.cast(v{k}, {_TI_NAME[np.dtype(t.dtype)]})")
+    return [indent + line for line in lines]
+
+
+def _accumulate(p: Plan, indent: str) -> list:
+    """Fold the reduced value (the first output's) into `acc` (and `comp`)."""
+    op, _, adt = p.reduce
+    v = f"ti.cast(v{p.out_values[0]}, {adt})"
+    if op is Reduce.SUM and adt == "ti.f32":  # Neumaier, as kernels/reduce.py sums f32 on SPIR-V
+        lines = [f"r = {v}", "t = acc + r", "if ti.abs(acc) >= ti.abs(r):", "    comp += (acc - t) + r",
+                 "else:", "    comp += (r - t) + acc", "acc = t"]
+    elif op is Reduce.SUM:
+        lines = [f"acc += {v}"]
+    else:
+        lines = [f"r = {v}", f"if _beats(Reduce.{op.name}, r, acc, {adt}):", "    acc = r"]
+    return [indent + line for line in lines]
+
+
+def source(p: Plan) -> str:
+    """A `.py` module defining `fused`, the plan's kernel."""
+    nout, nops = len(p.outputs), len(p.outputs) + len(p.leaves)
+    params = [f"out{m}: ti.types.ndarray()" for m in range(nout)]
+    params += [f"x{j}: ti.types.ndarray()" for j in range(len(p.leaves))]
+    params += ["meta: ti.types.ndarray()", "ntask: ti.i32"]
+    params += [f"s{k}: {ty}" for k, ty in enumerate(p.scalar_types)]
+    if p.reduce is not None:
+        params += [f"scale: {p.reduce[2]}"]  # 1/n for a mean, else 1
+    params += ["serial: ti.template()"]
+    head = [
+        f"# Generated by burnbook.backend.fusion: one kernel for {len(p.steps)} fused op(s).",
+        "# " + "; ".join(f"v{k} = {c.name.lower()}({', '.join(f'v{a}' for a in args)})"
+                         for k, c, args, *_ in p.steps),
+        "import taichi as ti", "",
+        "from burnbook.kernels.elementwise import Map1, Map2, binary, unary",
+        "from burnbook.kernels.layout import BLK, E0, INNER, NBLK, inner_strides, row_offsets",
+        "from burnbook.kernels.reduce import Reduce, _beats", "", "",
+        "@ti.kernel",
+        f"def fused({', '.join(params)}):",
+        "    ti.loop_config(serialize=serial)",
+        "    for t in range(ntask):",
+    ]
+    if p.reduce is not None and p.reduce[1] == "dim":
+        return "\n".join(head + _dim_loop(p, nops)) + "\n"
+    walk = [
+        "        nblk = meta[NBLK]",
+        "        row = ti.raw_div(t, nblk)",
+        "        j0 = (t - row * nblk) * meta[BLK]",
+        "        j1 = ti.min(j0 + meta[BLK], meta[INNER])",
+        f"        o = row_offsets(meta, row, {nops})",
+        f"        st = inner_strides(meta, {nops})",
+    ]
+    if p.reduce is not None:
+        return "\n".join(head + walk + _all_loop(p)) + "\n"
+    dense = " and ".join(f"st[{j}] == 1" for j in range(nops))
+    lines = head + walk + [f"        if {dense}:", "            for jj in range(j0, j1):"]
+    lines += _body(p, lambda j: f"o[{j}] + jj", " " * 16)
+    lines += ["        else:", "            for jj in range(j0, j1):"]
+    lines += _body(p, lambda j: f"o[{j}] + jj * st[{j}]", " " * 16)
+    return "\n".join(lines) + "\n"
+
+
+def _all_loop(p: Plan) -> list:
+    """A full reduction: each task folds its block into out0[t] (a partial)."""
+    lines = _fold(p, "j0", "j1", lambda j: f"o[{j}] + jj * st[{j}]")
+    return lines + ["        out0[t] = acc + comp"]  # partials stay in the accumulator dtype
+
+
+def _fold(p: Plan, start: str, stop: str, index) -> list:
+    """acc (+ comp) = the reduction of the first output over jj in [start, stop)."""
+    op, _, adt = p.reduce
+    lines = [f"        acc = ti.cast(0, {adt})", f"        comp = ti.cast(0, {adt})",
+             f"        for jj in range({start}, {stop}):"]
+    lines += _body(p, index, " " * 12)
+    if op is Reduce.SUM:
+        return lines + _accumulate(p, " " * 12)
+    lines += [f"            if jj == {start}:", f"                acc = ti.cast(v{p.out_values[0]}, {adt})",
+              "            else:"]
+    return lines + _accumulate(p, " " * 16)
+
+
+def _dim_loop(p: Plan, nops: int) -> list:
+    """A reduction along one dim: a task per output element walks the dim;
+    meta[E0] is its length and meta[E0 + 1 + j] operand j's stride along it."""
+    odt = _TI_NAME[np.dtype(p.outputs[0].dtype)]
+    lines = [f"        o = row_offsets(meta, t, {nops})", "        R = meta[E0]"]
+    lines += _fold(p, "0", "R", lambda j: f"o[{j}] + jj * meta[E0 + 1 + {j}]")
+    return lines + [f"        out0[o[0]] = ti.cast((acc + comp) * scale, {odt})"]

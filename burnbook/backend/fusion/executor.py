@@ -1,0 +1,141 @@
+"""Running a plan on the Taichi backend: generated sources cached on disk,
+kernels cached by signature, outputs allocated, meta data built, one launch.
+
+Generated kernels are `.py` files (Taichi reads a kernel's source) in
+`$BURNBOOK_CACHE/fusion` (default `~/.cache/burnbook/fusion`), beside
+Taichi's own offline cache of compiled kernels, so a second process reuses
+both. A file is written atomically and only when missing or different.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from burnbook._atomic import atomic_write
+from burnbook.kernels import layout, reduce as reduce_kernel
+from burnbook.kernels.reduce import Reduce
+
+from ..taichi import compat, runtime
+from ..taichi.primitive import alloc, contiguous_strides
+from ..taichi.settings import serial
+from . import codegen
+from .stream import FusionTensor, graph
+
+_kernels: dict = {}  # plan key -> (Launcher, source path)
+STATS = {"compiled": 0, "executed": 0, "fused_ops": 0}
+_MAX_DIM_OPERANDS = 10  # a dim reduction keeps each operand's stride in the meta extras (11 slots)
+
+
+def cache_dir() -> Path:
+    """Where generated kernel sources live."""
+    root = os.environ.get("BURNBOOK_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "burnbook")
+    return Path(root) / "fusion"
+
+
+def kernel_for(plan: codegen.Plan) -> tuple:
+    """The plan's launcher and source path, generating and importing it on first use."""
+    key = plan.key
+    hit = _kernels.get(key)
+    if hit is not None:
+        return hit
+    src = codegen.source(plan)
+    path = cache_dir() / f"fused_{key}.py"
+    if not path.exists() or path.read_text() != src:
+        atomic_write(path, lambda f: f.write(src.encode()))
+    name = f"burnbook_fused_{key}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    hit = _kernels[key] = (compat.Launcher(module.fused), path)
+    STATS["compiled"] += 1
+    return hit
+
+
+def _external(order: list, target: FusionTensor) -> list:
+    """The lazy intermediates of `order` that something outside the graph
+    still references: they become outputs too, so they are never computed twice.
+    References inside are the consumers' input tuples, `order` itself, the
+    loop variable and getrefcount's argument."""
+    inside = Counter(id(i) for t in order for i in t.node.inputs)  # (no loop variable outlives it)
+    return [u for u in order if u is not target and sys.getrefcount(u) - 3 > inside.get(id(u), 0)]
+
+
+def _operand_views(out_prims: list, leaves: list, shape: tuple) -> tuple:
+    """(strides, offset) of every operand, broadcast to `shape`, outputs first."""
+    return tuple(tuple(p.view(shape)[1:]) for p in out_prims) + tuple(
+        tuple(leaf.value.view(shape)[1:]) for leaf in leaves)
+
+
+def run(target: FusionTensor) -> None:
+    """Compute the lazy `target` (and the referenced intermediates) in one kernel."""
+    order, leaves = graph([target])
+    outputs = [target] + _external(order, target)
+    shape = target.shape
+    prims = [alloc(u.shape, u.dtype, u.device) for u in outputs]
+    n = math.prod(shape)
+    if n:
+        plan, scalars = codegen.plan(order, leaves, outputs)
+        launcher, _ = kernel_for(plan)
+        meta, ntask = layout.map_meta(0, shape, _operand_views(prims, leaves, shape))
+        launcher(*[p.buf for p in prims], *[leaf.value.buf for leaf in leaves], meta, ntask, *scalars,
+                 serial(n))
+        STATS["executed"] += 1
+        STATS["fused_ops"] += len(order)
+    for u, p in zip(outputs, prims):
+        u.value, u.node = p, None
+
+
+_ACC_NAME = {"f32": "ti.f32", "f64": "ti.f64"}
+
+
+def run_reduce(source: FusionTensor, op: Reduce, dim: int | None, mean: bool = False) -> FusionTensor | None:
+    """Reduce the lazy `source` in the kernel that computes it: over every
+    element (`dim` None; shape [1]) or along `dim` (kept, as size 1). None
+    where the fused kernel does not apply (nothing to reduce, too many
+    operands for a dim reduction); the caller then reduces unfused."""
+    shape = source.shape
+    count = math.prod(shape) if dim is None else shape[dim]
+    if math.prod(shape) == 0:
+        return None
+    order, leaves = graph([source])
+    outputs = [source] + _external(order, source)
+    if dim is not None and len(outputs) + len(leaves) > _MAX_DIM_OPERANDS:
+        return None
+    rt = runtime.current
+    acc = rt.accumulator[source.dtype]
+    acc_name = "ti.f64" if acc is rt.ti_dtype[np.dtype(np.float64)] else "ti.f32"
+    plan, scalars = codegen.plan(order, leaves, outputs, (op, "all" if dim is None else "dim", acc_name))
+    launcher, _ = kernel_for(plan)
+    scale = 1.0 / count if mean else 1.0
+    extra = [alloc(u.shape, u.dtype, u.device) for u in outputs[1:]]
+    leaf_bufs = [leaf.value.buf for leaf in leaves]
+    if dim is None:
+        result = alloc((1,), source.dtype, source.device)
+        views = (((0,) * len(shape), 0),) + _operand_views(extra, leaves, shape)
+        meta, ntask = layout.map_meta(0, shape, views)
+        partial = compat.buffer(acc, ntask)
+        launcher(partial, *[p.buf for p in extra], *leaf_bufs, meta, ntask, *scalars, 1.0, serial(count))
+        reduce_kernel.run(op, (partial, (1,), 0), (ntask,), 0, result.buf, acc, scale)
+    else:
+        kept = shape[:dim] + (1,) + shape[dim + 1:]
+        result = alloc(kept, source.dtype, source.device)
+        views = ((tuple(0 if d == dim else s for d, s in enumerate(contiguous_strides(kept))), 0),)
+        views += _operand_views(extra, leaves, shape)
+        outer = shape[:dim] + shape[dim + 1:]
+        extras = (count,) + tuple(st[dim] for st, _ in views)
+        meta, ntask = layout.rows_meta(0, outer, tuple((st[:dim] + st[dim + 1:], off) for st, off in views), extras)
+        launcher(result.buf, *[p.buf for p in extra], *leaf_bufs, meta, ntask, *scalars, scale,
+                 serial(math.prod(shape)))
+    STATS["executed"] += 1
+    STATS["fused_ops"] += len(order) + 1
+    for u, p in zip(outputs[1:], extra):
+        u.value, u.node = p, None
+    return result
