@@ -53,7 +53,7 @@ def _max_pool(out: ti.types.ndarray(), idx: ti.types.ndarray(), x: ti.types.ndar
                             iw = iw0 + j * dw
                             if 0 <= iw < w:
                                 v = ti.cast(x[base + ih * xh + iw * xw], acc_t)
-                                if at < 0 or v > best or v != v:
+                                if at < 0 or v > best or ti.math.isnan(v):
                                     best = v
                                     at = ih * w + iw
                 out[row * wo + ow] = ti.cast(best, dt)
