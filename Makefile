@@ -61,17 +61,18 @@ vulkan-deps:
 
 # The conformance, autodiff and module-op families again on TaichiDevice.vulkan(),
 # in a process of their own (one Taichi arch per process); they skip without Vulkan.
+# Fusion[Taichi] runs them on the CPU only (test-python), to keep make test short.
 # Not test_taichi_kernel.py: Taichi 1.7.4 computes no ndarray gradients on SPIR-V
 # (taichi-dev/taichi#8524), so there `taichi_op` refuses to track, which
 # tests/backend/test_vulkan_kernels.py checks.
-GPU_FAMILIES := -k taichi --ignore=tests/autodiff/test_taichi_kernel.py tests/backend tests/autodiff tests/nn/test_conv_pool.py
+GPU_FAMILIES := -k "taichi and not fusion" --ignore=tests/autodiff/test_taichi_kernel.py tests/backend tests/autodiff tests/nn/test_conv_pool.py
 test-vulkan: install-test vulkan-deps
 	BURNBOOK_TAICHI_ARCH=vulkan $(PY) -m pytest -p no:cacheprovider -n 2 --dist loadfile $(GPU_FAMILIES)
 
 # The conformance suite on the Taichi backend once more with every launch and
 # allocation through Taichi's public API (compat.py's fallback for a Taichi upgrade).
 test-public: install-test
-	BURNBOOK_TAICHI_LAUNCH=public $(PY) -m pytest -p no:cacheprovider -n 2 --dist loadfile -k taichi tests/backend
+	BURNBOOK_TAICHI_LAUNCH=public $(PY) -m pytest -p no:cacheprovider -n 2 --dist loadfile -k "taichi and not fusion" tests/backend
 
 # The same GPU families on a real GPU: `make test-gpu ARCH=cuda` (or metal, vulkan).
 # They skip, saying why, where that device does not exist.
