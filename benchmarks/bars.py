@@ -1,4 +1,4 @@
-"""The performance bars of issues 2, 3 and 5, checked on a run's results.
+"""The performance bars of issues 2, 3, 5, 6 and 15, checked on a run's results.
 
 A bar is PASS or FAIL on the ratio of medians measured in the same run
 (interleaved repeats), or on the value its `value_of` reads from the case
@@ -14,13 +14,14 @@ from typing import Callable
 
 import numpy as np
 
-from .cases import dashboard, training
+from .cases import dashboard, fusion, training
 from .cases.autodiff import mlp_size
 from .cases.dispatch import BAR_OPS
 from .harness import fmt_time
 
 
 NOISY_IQR_PCT = 50.0   # an IQR above this share of the median marks a number as noisy
+TORCH_THREADS = "{torch threads}"   # in a title: PyTorch's thread count in this run (filled in by `check`)
 
 
 @dataclass
@@ -76,6 +77,19 @@ def _definitions(profile) -> list:
             f"{dashboard.items(profile)} digits", 6, dashboard.case_id(profile),
             "autodiff", "autodiff", "<=", 1.05, "x the plain run's time (median of back-to-back pairs)",
             value_of=dashboard.overhead),
+        # Issue 15: Fusion[Taichi]. The chain ends in reading the scalar, so the
+        # lazy backend is timed to the end of its work.
+        Bar(f"Fusion[Taichi] 10-op element-wise chain ending in a sum, "
+            f"{fusion.chain_case_id(profile).rsplit('/', 1)[1]} f32, scalar read to the host", 15,
+            fusion.chain_case_id(profile), "fusion", "numpy", ">=", 3.0, "x NumPy's speed"),
+        Bar(f"Autodiff[Fusion[Taichi]] guide CNN training step (batch {training.cnn_batch(profile)}, with Adam), "
+            "images/s, vs PyTorch on 1 thread", 15, training.cnn_case_id(profile),
+            "autodiff_fusion", "torch_1t", ">=", 1.0, "x PyTorch's images/s"),
+        Bar(f"Autodiff[Fusion[Taichi]] guide CNN training step (batch {training.cnn_batch(profile)}, with Adam), "
+            f"images/s, vs PyTorch on {TORCH_THREADS} threads", 15, training.cnn_case_id(profile),
+            "autodiff_fusion", "torch", ">=", 1.0, "x PyTorch's images/s"),
+        Bar("Autodiff[Fusion[Taichi]] tracked add on 4 floats", 15, "autodiff/tracked_add/4",
+            "autodiff_fusion", "torch", "<=", 2.0, "x PyTorch's time"),
     ]
     return bars
 
@@ -85,7 +99,10 @@ def check(results: list, frameworks: list, profile) -> list:
     by_id = {r.case.id: r for r in results}
     fws = {fw.key: fw for fw in frameworks}
     out = []
+    torch_fw = fws.get("torch")
+    threads = str(torch_fw.threads) if torch_fw is not None and torch_fw.threads else "its default"
     for bar in _definitions(profile):
+        bar.title = bar.title.replace(TORCH_THREADS, threads)
         res = by_id.get(bar.case_id)
         base = [k.removesuffix("_1t") for k in (bar.fw, bar.ref)]  # one-thread twins of a framework
         missing = [k for k in base if k not in fws or not fws[k].available]
@@ -130,7 +147,7 @@ def info_lines(results: list) -> list:
         res = by_id.get(f"autodiff/{op}/{size}")
         if res is None:
             continue
-        for key in ("autodiff", "autodiff_taichi"):
+        for key in ("autodiff", "autodiff_taichi", "autodiff_fusion"):
             r = res.ratio(key, "torch")
             if r is not None:
                 lines.append(
@@ -140,7 +157,8 @@ def info_lines(results: list) -> list:
     for res in results:
         if res.case.op != "mlp_fwd_bwd":
             continue
-        for key, ref in (("autodiff", "torch"), ("autodiff_1t", "torch_1t"), ("autodiff_taichi", "torch")):
+        for key, ref in (("autodiff", "torch"), ("autodiff_1t", "torch_1t"), ("autodiff_taichi", "torch"),
+                         ("autodiff_fusion", "torch")):
             r = res.ratio(key, ref)
             if r is not None:
                 lines.append(
@@ -148,6 +166,12 @@ def info_lines(results: list) -> list:
                     f"{fmt_time(res.median(ref))} ({r:.2f}x {ref}'s time)"
                 )
     lines += _training_info(by_id)
+    for res in by_id.values():
+        if res.case.family == fusion.FAMILY:
+            lines += fusion.info_lines(res)
+    stats = fusion.stats_line()
+    if stats:
+        lines.append(stats)
     for res in by_id.values():
         if res.case.family == dashboard.FAMILY:
             lines += dashboard.info_lines(res)
@@ -166,7 +190,8 @@ def _training_info(by_id: dict) -> list:
                 source = training.MODEL_SOURCE[0] if training.MODEL_SOURCE else "?"
                 lines.append(f"INFO    guide_cnn_step ({res.case.size}) images/s: {', '.join(rates)} "
                              f"(model: {source})")
-            for key, ref in (("autodiff", "torch"), ("autodiff_taichi", "torch"), ("autodiff_1t", "torch_1t")):
+            for key, ref in (("autodiff", "torch"), ("autodiff_taichi", "torch"), ("autodiff_1t", "torch_1t"),
+                             ("autodiff_taichi", "torch_1t")):
                 r = res.ratio(key, ref)
                 if r is not None:
                     lines.append(f"INFO    guide_cnn_step on {key}: {res.throughput(key):,.0f} images/s vs "

@@ -25,7 +25,7 @@ def _noop() -> None:
 
 @dataclass
 class Framework:
-    key: str                 # "numpy", "ndarray", "taichi", "autodiff", "autodiff_taichi", "torch"
+    key: str                 # "numpy", "ndarray", "taichi", "fusion", "autodiff", "autodiff_taichi", ..., "torch"
     label: str               # as printed in the report
     api: str                 # "numpy" | "burnbook" | "torch"
     available: bool = True
@@ -38,6 +38,7 @@ class Framework:
     exit: Callable[[], None] = _noop     # and after it
     families: tuple | None = None        # families it runs in by default (None: all);
                                          # a case naming it in `frameworks` always runs it
+    threads: int | None = None           # PyTorch's intra-op threads (torch only), for the bars' titles
 
     def tensor(self, a: np.ndarray):
         if self.api == "numpy":
@@ -57,6 +58,8 @@ class Framework:
         return ns
 
     def to_numpy(self, obj) -> np.ndarray:
+        if isinstance(obj, (int, float, np.generic, np.ndarray)):
+            return np.asarray(obj)   # a value already on the host (e.g. a read scalar)
         if self.api == "torch":
             return obj.detach().cpu().numpy()
         if self.api == "burnbook":
@@ -64,8 +67,9 @@ class Framework:
         return np.asarray(obj)
 
 
-ORDER = ("numpy", "ndarray", "taichi", "autodiff", "autodiff_taichi", "torch",
+ORDER = ("numpy", "ndarray", "taichi", "fusion", "autodiff", "autodiff_taichi", "autodiff_fusion", "torch",
          "numpy_1t", "ndarray_1t", "autodiff_1t", "torch_1t")
+TAICHI_KEYS = ("taichi", "fusion", "autodiff_taichi", "autodiff_fusion")   # frameworks running Taichi kernels
 SINGLE_THREAD = ("numpy_1t", "ndarray_1t", "autodiff_1t", "torch_1t")
 _made: dict = {}
 
@@ -135,6 +139,20 @@ def _autodiff_taichi():
     return Autodiff[inner], device
 
 
+def _fusion():
+    from burnbook.backend import Fusion
+
+    inner, device = _taichi_backend()
+    return Fusion[inner], device
+
+
+def _autodiff_fusion():
+    from burnbook.backend import Autodiff
+
+    backend, device = _fusion()
+    return Autodiff[backend], device
+
+
 def _torch(threads: int) -> Framework:
     """PyTorch (CPU) with `threads` intra-op threads."""
     try:
@@ -143,7 +161,8 @@ def _torch(threads: int) -> Framework:
         helpers = {"torch": torch, "F": torch.nn.functional, "np": np}
         torch.set_num_threads(threads)
         note = f"torch.set_num_threads({threads}); get_num_threads() = {torch.get_num_threads()}"
-        return Framework("torch", "PyTorch (CPU)", "torch", note=note, helpers=helpers)
+        return Framework("torch", "PyTorch (CPU)", "torch", note=note, helpers=helpers,
+                         threads=torch.get_num_threads())
     except Exception as exc:
         return Framework("torch", "PyTorch (CPU)", "torch", available=False,
                          note=f"skipped: {short_error(exc, 240)}")
@@ -158,7 +177,7 @@ def single_thread(base: Framework) -> Framework:
     from . import machine
 
     label = base.label[:-1] + ", 1 thread)" if base.label.endswith(")") else base.label + " (1 thread)"
-    fw = replace(base, key=base.key + "_1t", label=label, families=())
+    fw = replace(base, key=base.key + "_1t", label=label, families=(), threads=1 if base.threads else None)
     if not base.available:
         return fw
     saved: list = []
@@ -193,6 +212,11 @@ def discover(keys: tuple | None = None, threads: int | None = None) -> list:
         "autodiff": lambda: _burnbook("autodiff", "burnbook Autodiff[NdArray]", _autodiff),
         "autodiff_taichi": lambda: _burnbook("autodiff_taichi", "burnbook Autodiff[Taichi] (cpu)", _autodiff_taichi,
                                              families=("dispatch", "autodiff")),
+        # Issue 15: the lazy, fusing decorator over Taichi; in its own family
+        # (and the cases that name it: the tracked ops, the guide CNN step).
+        "fusion": lambda: _burnbook("fusion", "burnbook Fusion[Taichi] (cpu)", _fusion, families=("fusion",)),
+        "autodiff_fusion": lambda: _burnbook("autodiff_fusion", "burnbook Autodiff[Fusion[Taichi]] (cpu)",
+                                             _autodiff_fusion, families=("fusion",)),
         "torch": lambda: _torch(threads),
     }
     for key in SINGLE_THREAD:
@@ -212,7 +236,7 @@ def discover(keys: tuple | None = None, threads: int | None = None) -> list:
             out.append(fw)
     # Taichi's arch: print what ran (the device of a live tensor).
     for fw in out:
-        if fw.key in ("taichi", "autodiff_taichi") and fw.available:
+        if fw.key in TAICHI_KEYS and fw.available:
             fw.note = taichi_note(fw)
         if fw.available and fw.families and fw.key not in SINGLE_THREAD:
             fw.note += f"; {' and '.join(fw.families)} families only"

@@ -67,7 +67,7 @@ def test_smoke_run_end_to_end():
     fws = {fw.key: fw for fw in out["frameworks"]}
     assert fws["numpy"].available and fws["ndarray"].available
     families = {r.case.family for r in out["results"]}
-    assert families == {"dispatch", "elementwise", "reduction", "matmul", "autodiff", "training"}
+    assert families == {"dispatch", "elementwise", "reduction", "matmul", "autodiff", "fusion", "training"}
     for res in out["results"]:
         for key, entry in res.entries.items():
             if not fws[key].available:
@@ -126,6 +126,22 @@ def test_taichi_adapter_smoke():
         entry = res.entries["taichi"]
         assert entry.ok, entry.error
         assert entry.check == "ok", entry.check
+
+
+def test_fusion_adapters_smoke():
+    """Fusion[Taichi] runs the fusion family's cases and Autodiff[Fusion[Taichi]]
+    the tracked add, each with its result checked against NumPy's."""
+    fws = discover(("numpy", "fusion", "autodiff_fusion"))
+    if not all(fw.available for fw in fws):
+        pytest.skip(f"Fusion[Taichi] not available: {[fw.note for fw in fws if not fw.available]}")
+    cases = [c for c in all_cases(harness.SMOKE) if c.family == "fusion" or c.id == "autodiff/tracked_add/4"]
+    results = harness.run_cases(cases, fws, harness.SMOKE, _quiet)
+    measured = {(key, res.case.op) for res in results for key in res.entries}
+    assert {("fusion", "chain10_sum"), ("fusion", "record_add"), ("autodiff_fusion", "tracked_add")} <= measured
+    for res in results:
+        for key, entry in res.entries.items():
+            assert entry.ok, f"{key} on {res.case.id}: {entry.error}"
+            assert entry.check == "ok", f"{key} on {res.case.id}: {entry.check}"
 
 
 def test_cli_list_and_filter(capsys):

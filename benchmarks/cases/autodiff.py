@@ -25,10 +25,13 @@ INTRO = (
     "`torch.inference_mode()`). `mlp_fwd_bwd`: forward + backward + reading the "
     "six parameter gradients (PyTorch: grads reset to `None` each step; NumPy: "
     "the backward written by hand). `(1 thread)` rows: NumPy's BLAS and PyTorch "
-    "on one thread for that framework's runs. Ratios are times: lower is better."
+    "on one thread for that framework's runs. Autodiff[Fusion[Taichi]] records "
+    "an op lazily: a tracked op whose result nothing reads is recorded (with its "
+    "graph node) and never executed, so its row is the cost of recording. Ratios "
+    "are times: lower is better."
 )
 PARAMS = ("w1", "b1", "w2", "b2", "w3", "b3")
-TRACKED = ("numpy", "autodiff", "autodiff_taichi", "torch")
+TRACKED = ("numpy", "autodiff", "autodiff_taichi", "autodiff_fusion", "torch")
 MLP_TRAIN = TRACKED + ("numpy_1t", "autodiff_1t", "torch_1t")
 MLP_INFER = ("numpy", "ndarray", "taichi", "torch", "numpy_1t", "ndarray_1t", "torch_1t")
 

@@ -4,7 +4,8 @@
 of MNIST-shaped images `[batch, 28, 28]`: forward (with dropout 0.5, as in
 training), cross-entropy loss, backward, and an Adam update of every
 parameter. burnbook runs the guide's own `Model`
-(`burnbook.examples.guide.model`) on `Autodiff[NdArray]` / `Autodiff[Taichi]`, the way the
+(`burnbook.examples.guide.model`) on `Autodiff[NdArray]`, `Autodiff[Taichi]` and
+`Autodiff[Fusion[Taichi]]`, the way the
 Learner does a step: `GradientsParams.from_grads(loss.backward(), model)`,
 then `optim.step(lr, model, grads)`. PyTorch runs the same layers in the same
 order (`nn.Conv2d`, `nn.Dropout`, `nn.AdaptiveAvgPool2d`, `nn.Linear`,
@@ -69,7 +70,7 @@ INTRO = (
 # Images/s (the CNN case's unit): one call's work is its number of images.
 UNIT_SCALE.setdefault("images/s", 1.0)
 
-CNN_FRAMEWORKS = ("autodiff", "autodiff_taichi", "torch", "autodiff_1t", "torch_1t")
+CNN_FRAMEWORKS = ("autodiff", "autodiff_taichi", "autodiff_fusion", "torch", "autodiff_1t", "torch_1t")
 LOADER_FRAMEWORKS = ("ndarray",)
 LOADER_WORKERS = (0, 2)
 LOADER_BATCH = 64

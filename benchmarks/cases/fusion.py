@@ -1,0 +1,174 @@
+"""Fusion (issue 15): what `Fusion[Taichi]` buys on a chain, and what recording costs.
+
+`chain10_sum`: the issue's element-wise chain ending in a sum,
+`z = x*y + 1; z = exp(-z)*x; z = z - 0.5*y; z = clamp_min(z, 0); sum(z*z + x)`,
+on two flat f32 tensors, written once per API and ending in reading the
+scalar to the host (`float(...)`, `.item()`, `.into_scalar()`), so a lazy
+backend is timed to the end of its work. On `Taichi` every op is a launch
+and a full pass over memory; on `Fusion[Taichi]` the chain and its sum are
+recorded and run as one generated kernel when the scalar is read. The check
+compares each framework's scalar with NumPy's (relative 1e-4: the frameworks
+sum 4M floats in different orders).
+
+`record_add` and `record_chain`: the host cost of recording (issue 15's
+"Dispatch" item). On `Fusion[Taichi]`, `x + y` on `[4]` whose result nothing
+reads is recorded and never executed, so its time is the cost of recording
+one op; `record_chain` records 32 adds into one chain (below the stream's
+48-node limit, so it never executes inside the timed loop either) and the
+INFO line gives the time per recorded op. NumPy and PyTorch run the same
+statements eagerly, as the scale. The check reads one result (that executes
+it) and compares it with NumPy's.
+
+The tracked add on 4 floats of `Autodiff[Fusion[Taichi]]` is the autodiff
+family's `tracked_add` (the framework is one of its tracked frameworks), and
+the guide CNN step is the training family's.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from ..harness import Case, Profile, fmt_size, fmt_time
+
+FAMILY = "fusion"
+TITLE = "Fusion: fused element-wise chains and the cost of recording"
+INTRO = (
+    "`chain10_sum`: `z = x*y + 1; z = exp(-z)*x; z = z - 0.5*y; z = clamp_min(z, 0); "
+    "sum(z*z + x)` on two flat f32 tensors, ending in reading the scalar to the host; "
+    "millions of input elements per second, higher is better. Taichi launches one "
+    "kernel per op; Fusion[Taichi] records the chain and runs it, with its sum, as "
+    "one generated kernel when the scalar is read. `record_add`: `x + y` on `[4]`, "
+    "result unread: on Fusion[Taichi] this is recorded and never executed (the "
+    "cost of recording one op), NumPy and PyTorch compute it. `record_chain`: 32 "
+    "adds recorded into one chain per call (never executed on Fusion[Taichi]); the "
+    "INFO lines give the time per op. Ratios for the record cases are times: lower "
+    "is better."
+)
+
+CHAIN_FRAMEWORKS = ("numpy", "taichi", "fusion", "torch")
+RECORD_FRAMEWORKS = ("numpy", "fusion", "torch")
+CHAIN_LENGTH = 32            # adds per `record_chain` call; below the stream's MAX_NODES (48)
+_CHAIN_SIZE = {"smoke": 1 << 12}
+
+
+def chain_elements(profile: Profile) -> int:
+    return _CHAIN_SIZE.get(profile.name, 1 << 22)
+
+
+def chain_case_id(profile: Profile) -> str:
+    return f"{FAMILY}/chain10_sum/{fmt_size(chain_elements(profile))}"
+
+
+def _flat(n: int):
+    def make(rng: np.random.Generator) -> dict:
+        return {"x": rng.uniform(-1, 1, n).astype(np.float32),
+                "y": rng.uniform(-1, 1, n).astype(np.float32)}
+
+    return make
+
+
+# -- the chain, once per API -----------------------------------------------------------
+def _chain_numpy(fw, ns):
+    x, y = ns["x"], ns["y"]
+
+    def chain():
+        z = x * y + 1
+        z = np.exp(-z) * x
+        z = z - 0.5 * y
+        z = np.maximum(z, 0)
+        return float((z * z + x).sum())
+
+    ns["chain"] = chain
+
+
+def _chain_burnbook(fw, ns):
+    x, y = ns["x"], ns["y"]
+
+    def chain():
+        z = x * y + 1
+        z = (-z).exp() * x
+        z = z - 0.5 * y
+        z = z.clamp_min(0)
+        return (z * z + x).sum().into_scalar()
+
+    ns["chain"] = chain
+
+
+def _chain_torch(fw, ns):
+    torch, x, y = ns["torch"], ns["x"], ns["y"]
+
+    def chain():
+        z = x * y + 1
+        z = torch.exp(-z) * x
+        z = z - 0.5 * y
+        z = torch.clamp_min(z, 0)
+        return (z * z + x).sum().item()
+
+    ns["chain"] = chain
+
+
+# -- recording ------------------------------------------------------------------------
+def _record_chain(fw, ns):
+    x, y = ns["x"], ns["y"]
+
+    def record_chain():
+        z = x
+        for _ in range(CHAIN_LENGTH):
+            z = z + y
+        return z
+
+    ns["record_chain"] = record_chain
+
+
+def cases(profile: Profile) -> list:
+    n = chain_elements(profile)
+    return [
+        Case(FAMILY, "chain10_sum", fmt_size(n), _flat(n), {"*": "chain()"},
+             work=float(n), unit="Melem/s", ratio="speed", tol=1e-4, frameworks=CHAIN_FRAMEWORKS,
+             setup={"numpy": _chain_numpy, "burnbook": _chain_burnbook, "torch": _chain_torch}),
+        Case(FAMILY, "record_add", "4", _flat(4), {"*": "x + y"},
+             ratio="time", tol=1e-6, frameworks=RECORD_FRAMEWORKS, tiny=True),
+        Case(FAMILY, "record_chain", f"{CHAIN_LENGTH}x4", _flat(4), {"*": "record_chain()"},
+             ratio="time", tol=1e-5, frameworks=RECORD_FRAMEWORKS, tiny=True,
+             setup={"numpy": _record_chain, "burnbook": _record_chain, "torch": _record_chain}),
+    ]
+
+
+def info_lines(res) -> list:
+    """Per-op recording cost, the chain's ratios, and the fused kernels compiled."""
+    lines = []
+    op = res.case.op
+    if op == "record_add":
+        t = res.median("fusion")
+        if t is not None:
+            others = ", ".join(f"{k} {fmt_time(res.median(k))}" for k in ("numpy", "torch")
+                               if res.median(k) is not None)
+            lines.append(f"INFO    recording one Fusion[Taichi] op (add on [4], never executed): {fmt_time(t)} "
+                         f"(eager add: {others or 'not run'})")
+    elif op == "record_chain":
+        t = res.median("fusion")
+        if t is not None:
+            others = ", ".join(f"{k} {fmt_time(res.median(k) / CHAIN_LENGTH)}" for k in ("numpy", "torch")
+                               if res.median(k) is not None)
+            lines.append(f"INFO    recording a chain of {CHAIN_LENGTH} adds on [4] on Fusion[Taichi]: "
+                         f"{fmt_time(t / CHAIN_LENGTH)} per op (eager, per add: {others or 'not run'})")
+    elif op == "chain10_sum":
+        for key in ("taichi", "fusion", "torch"):
+            r = res.ratio(key, "numpy")
+            if r is not None:
+                lines.append(f"INFO    chain10_sum ({res.case.size}) on {key}: {fmt_time(res.median(key))} vs "
+                             f"NumPy {fmt_time(res.median('numpy'))} ({r:.2f}x NumPy's speed)")
+    return lines
+
+
+def stats_line() -> str | None:
+    """`Fusion[Taichi].stats()` after the run (None when Fusion was never loaded):
+    how many fused kernels were compiled for how many executed streams."""
+    module = sys.modules.get("burnbook.backend.fusion")
+    if module is None:
+        return None
+    s = module.Fusion.stats()
+    return ("INFO    Fusion[Taichi] over the run: " + ", ".join(f"{k} {v:,}" for k, v in s.items())
+            + " (compiled: fused kernels generated or loaded; executed: streams run)")
