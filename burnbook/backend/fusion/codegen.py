@@ -106,8 +106,8 @@ def _accumulate(p: Plan, indent: str) -> list:
     op, _, adt = p.reduce
     v = f"ti.cast(v{p.out_values[0]}, {adt})"
     if op is Reduce.SUM and adt == "ti.f32":  # Neumaier, as kernels/reduce.py sums f32 on SPIR-V
-        lines = [f"r = {v}", "t = acc + r", "if ti.abs(acc) >= ti.abs(r):", "    comp += (acc - t) + r",
-                 "else:", "    comp += (r - t) + acc", "acc = t"]
+        lines = [f"r = {v}", "tot = acc + r", "if ti.abs(acc) >= ti.abs(r):", "    comp += (acc - tot) + r",
+                 "else:", "    comp += (r - tot) + acc", "acc = tot"]
     elif op is Reduce.SUM:
         lines = [f"acc += {v}"]
     else:
