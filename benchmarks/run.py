@@ -100,7 +100,7 @@ def main(argv: list | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="short smoke run: fewer repeats and sizes")
     parser.add_argument("--profile", choices=sorted(harness.PROFILES), help="full (default), quick or smoke")
     parser.add_argument("--only", help="comma-separated families (dispatch, elementwise, reduction, "
-                        "matmul, autodiff) or case-id substrings (e.g. 'matmul/1024', 'mlp')")
+                        "matmul, autodiff, fusion, training, dashboard) or case-id substrings (e.g. 'matmul/1024', 'mlp')")
     parser.add_argument("--frameworks", help=f"comma-separated subset of {','.join(ORDER)}")
     parser.add_argument("--out", help="write the Markdown report here ('-' for stdout)")
     parser.add_argument("--repeats", type=int, help="override the profile's repeats")
