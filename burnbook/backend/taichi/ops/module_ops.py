@@ -7,9 +7,8 @@ kernels (kernels/conv.py, kernels/pool.py) instead of `ModuleOps`' defaults.
   per shape class and keeps the faster; `SETTINGS.conv` forces one.
 - conv_transpose2d (also conv2d's input gradient): one matmul into a plane per
   kernel tap, then col2im, which gathers the taps landing on each output.
-- conv2d_weight_backward: im2col laid out `[C*kh*kw, N*L]`, then one matmul
-  with the output gradient over the whole batch (per image, then summed, on
-  GPUs, where one long matmul would leave most threads idle).
+- conv2d_weight_backward: im2col, one matmul per image with the output
+  gradient, and a sum over the batch.
 - max, average and adaptive average pooling and their backward passes.
 
 The 1-D ops are `ModuleOps`' defaults, which call these 2-D ones on
@@ -126,6 +125,8 @@ class TaichiModuleOps(ModuleOps):
         weight = _as(weight, x.dtype)
         bias = None if bias is None else _as(bias, x.dtype)
         choice = SETTINGS.conv
+        if choice == "auto" and x.dtype == F16:
+            choice = "im2col"  # the direct kernel adds tap by tap in the output's dtype
         if choice == "auto":
             choice = autotune.choose("conv2d", _conv2d_class(x, weight, options), CONV2D_VARIANTS,
                                      (x, weight, bias, options))
@@ -169,19 +170,16 @@ class TaichiModuleOps(ModuleOps):
         g = options.groups
         og, length, rows = o // g, ho * wo, cg * kh * kw
         dims, window = (n, c, h, w, ho, wo), _window((kh, kw), options.stride, options.padding, options.dilation)
-        if SETTINGS.matmul == "blas":
-            # cols [g, cg*kk, N*L] against the grad as [g, O/g, N*L]: one GEMM, K = N*L.
-            cols = alloc((c * kh * kw, n * length), x.dtype, x.device)
-            conv_k.im2col(cols.buf, x.view(), dims, window, length, n * length)
-            cols_t = _view(cols.buf, (g, n * length, rows), (rows * n * length, 1, n * length), x)
-            gm = _grad_by_group(output_grad, g, og, length)
-            gw = L.matmul(gm, cols_t)
-        else:
-            cols = alloc((n, c * kh * kw, length), x.dtype, x.device)
-            conv_k.im2col(cols.buf, x.view(), dims, window, c * kh * kw * length, length)
-            cols_t = _view(cols.buf, (n, g, length, rows), (c * kh * kw * length, rows * length, 1, length), x)
-            gm = _reshape(output_grad, (n, g, og, length))
-            gw = L.reduce("conv2d_weight_backward", L.matmul(gm, cols_t), 0, L.Reduce.SUM)
+        # Per image, `[g, O/g, L] @ [g, L, cg*kk]`, then summed over the batch.
+        # One GEMM over K = N*L would read the same data, but measured slower
+        # at the median on the busy 2-core box (BLAS threads it across cores,
+        # and its threads wait on each other); GPUs need the batch for
+        # parallelism anyway.
+        cols = alloc((n, c * kh * kw, length), x.dtype, x.device)
+        conv_k.im2col(cols.buf, x.view(), dims, window, c * kh * kw * length, length)
+        cols_t = _view(cols.buf, (n, g, length, rows), (c * kh * kw * length, rows * length, 1, length), x)
+        gm = _reshape(output_grad, (n, g, og, length))
+        gw = L.reduce("conv2d_weight_backward", L.matmul(gm, cols_t), 0, L.Reduce.SUM)
         return _reshape(gw, (o, cg, kh, kw))
 
     # -- pooling ----------------------------------------------------------------------------
@@ -280,13 +278,3 @@ def _planes(p: TaichiTensor) -> tuple:
     """The (buffer, strides, offset) view of a 4-D tensor, strides as given:
     the pool kernels read any strided gradient in place."""
     return p.view()
-
-
-def _grad_by_group(grad: TaichiTensor, g: int, og: int, length: int) -> TaichiTensor:
-    """The output gradient `[N, O, Ho, Wo]` as a contiguous `[g, O/g, N*L]`:
-    one copy, through a `[g, O/g, N, L]` strided view of it."""
-    q = contiguous(grad)
-    n, o = q.shape[:2]
-    perm = TaichiTensor(q.buf, (g, og, n, length), (og * length, length, o * length, 1), q.offset, q.dtype,
-                        q.device)
-    return _reshape(materialize(perm), (g, og, n * length))
