@@ -115,7 +115,7 @@ def _reduction(name: str, inner_fn: Callable, op: Reduce, all_: bool, mean: bool
 def _passthrough(name: str, fn: Callable, prim: type) -> Callable:
     if name in _RAW:  # they return host data, shapes, devices, dtypes
         return staticmethod(lambda *args: fn(*value(args)))
-    return staticmethod(lambda *args, **kw: _wrap(fn(*value(args), **kw), prim))
+    return staticmethod(lambda *args, **kw: _wrap(fn(*value(args), **{k: value(v) for k, v in kw.items()}), prim))
 
 
 def _clamp(p, min=None, max=None):  # noqa: A002 - the protocol's names

@@ -63,7 +63,9 @@ def _external(order: list, target: FusionTensor) -> list:
     """The lazy intermediates of `order` that something outside the graph
     still references: they become outputs too, so they are never computed twice.
     References inside are the consumers' input tuples, `order` itself, the
-    loop variable and getrefcount's argument."""
+    loop variable and getrefcount's argument (CPython's counts). A miscount
+    costs speed, never a wrong value: an extra output is just written, and a
+    missed one stays lazy and is computed again when read."""
     inside = Counter(id(i) for t in order for i in t.node.inputs)  # (no loop variable outlives it)
     return [u for u in order if u is not target and sys.getrefcount(u) - 3 > inside.get(id(u), 0)]
 

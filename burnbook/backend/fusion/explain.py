@@ -24,7 +24,7 @@ class Explanation:
         if not self.stream:
             return "ready: nothing recorded"
         return "\n".join(["stream:", *("  " + line for line in self.stream), "fused kernel writes: "
-                          + ", ".join(self.group), f"source ({self.path}):", self.source])
+                          + ", ".join(self.group), f"source ({self.path.name}, in the fusion cache):", self.source])
 
 
 def _primitive(t: Any) -> FusionTensor:
