@@ -6,7 +6,7 @@ kernels (kernels/conv.py, kernels/pool.py) instead of `ModuleOps`' defaults.
   kernel with no column matrix. The autotuner (autotune.py) times both once
   per shape class and keeps the faster; `SETTINGS.conv` forces one.
 - conv_transpose2d (also conv2d's input gradient): one matmul into a plane per
-  kernel tap, then col2im, which gathers the taps landing on each output.
+  kernel tap, then col2im, which adds the planes onto the output grid.
 - conv2d_weight_backward: im2col, one matmul per image with the output
   gradient, and a sum over the batch.
 - max, average and adaptive average pooling and their backward passes.
@@ -18,7 +18,6 @@ A zero-size operand falls back to the defaults too.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -28,7 +27,7 @@ from burnbook.kernels import conv as conv_k, index as index_k, pool as pool_k
 from ...module_ops import ModuleOps, conv_output_size, conv_transpose_output_size, pool_output_size
 from .. import autotune
 from .. import runtime as _rt
-from ..primitive import TaichiTensor, alloc, contiguous, full, materialize
+from ..primitive import TaichiTensor, alloc, contiguous, contiguous_strides, full, materialize
 from ..runtime import F16, F32, I64
 from ..settings import SETTINGS
 from . import launch as L
@@ -46,8 +45,6 @@ def _as(p: TaichiTensor, dtype: np.dtype) -> TaichiTensor:
 
 def _reshape(p: TaichiTensor, shape: tuple) -> TaichiTensor:
     """A contiguous view of `p` in `shape` (a copy first if p is strided)."""
-    from ..primitive import contiguous_strides
-
     q = contiguous(p)
     return TaichiTensor(q.buf, shape, contiguous_strides(shape), q.offset, q.dtype, q.device)
 
@@ -249,7 +246,7 @@ class TaichiModuleOps(ModuleOps):
         n, c, h, w = x.shape
         ho, wo = output_grad.shape[2:]
         gx = alloc((n, c, h, w), output_grad.dtype, x.device)
-        pool_k.avg_pool_backward(gx.buf, _planes(output_grad), (n, c, h, w, ho, wo),
+        pool_k.avg_pool_backward(gx.buf, output_grad.view(), (n, c, h, w, ho, wo),
                                  _window(kernel_size, stride, padding), count_include_pad)
         return gx
 
@@ -270,11 +267,5 @@ class TaichiModuleOps(ModuleOps):
         n, c, h, w = x.shape
         ho, wo = output_grad.shape[2:]
         gx = alloc((n, c, h, w), output_grad.dtype, x.device)
-        pool_k.adaptive_backward(gx.buf, _planes(output_grad), (n, c, h, w, ho, wo))
+        pool_k.adaptive_backward(gx.buf, output_grad.view(), (n, c, h, w, ho, wo))
         return gx
-
-
-def _planes(p: TaichiTensor) -> tuple:
-    """The (buffer, strides, offset) view of a 4-D tensor, strides as given:
-    the pool kernels read any strided gradient in place."""
-    return p.view()
