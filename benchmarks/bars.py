@@ -172,6 +172,8 @@ def info_lines(results: list) -> list:
     stats = fusion.stats_line()
     if stats:
         lines.append(stats)
+    if any(r.case.op == "guide_cnn_step" for r in results):
+        lines += fusion.autotune_lines()
     for res in by_id.values():
         if res.case.family == dashboard.FAMILY:
             lines += dashboard.info_lines(res)

@@ -172,3 +172,19 @@ def stats_line() -> str | None:
     s = module.Fusion.stats()
     return ("INFO    Fusion[Taichi] over the run: " + ", ".join(f"{k} {v:,}" for k, v in s.items())
             + " (compiled: fused kernels generated or loaded; executed: streams run)")
+
+
+def autotune_lines() -> list:
+    """The autotune table on disk at the end of the run (none when Taichi's
+    module ops were never loaded): each shape class's choice and the times
+    behind it, so a CNN number on Taichi can be read with the conv variant
+    that produced it (a choice timed on a busy machine stays until the file
+    is deleted)."""
+    module = sys.modules.get("burnbook.backend.taichi.autotune")
+    if module is None:
+        return []
+    lines = []
+    for key, entry in sorted(module.table().items()):
+        times = ", ".join(f"{name} {us / 1e3:.1f} ms" for name, us in entry.get("us", {}).items())
+        lines.append(f"INFO    autotune {key}: {entry.get('choice')} ({times}; from {module.cache_path()})")
+    return lines
