@@ -212,11 +212,12 @@ def discover(keys: tuple | None = None, threads: int | None = None) -> list:
         "autodiff": lambda: _burnbook("autodiff", "burnbook Autodiff[NdArray]", _autodiff),
         "autodiff_taichi": lambda: _burnbook("autodiff_taichi", "burnbook Autodiff[Taichi] (cpu)", _autodiff_taichi,
                                              families=("dispatch", "autodiff")),
-        # Issue 15: the lazy, fusing decorator over Taichi; in its own family
-        # (and the cases that name it: the tracked ops, the guide CNN step).
+        # Issue 15: the lazy, fusing decorator over Taichi, in the cases that
+        # name it (the fusion family's; the tracked ops, the MLP step and the
+        # guide CNN step for the autodiff one).
         "fusion": lambda: _burnbook("fusion", "burnbook Fusion[Taichi] (cpu)", _fusion, families=("fusion",)),
         "autodiff_fusion": lambda: _burnbook("autodiff_fusion", "burnbook Autodiff[Fusion[Taichi]] (cpu)",
-                                             _autodiff_fusion, families=("fusion",)),
+                                             _autodiff_fusion, families=("autodiff", "training")),
         "torch": lambda: _torch(threads),
     }
     for key in SINGLE_THREAD:
