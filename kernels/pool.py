@@ -15,7 +15,7 @@ import taichi as ti
 
 from burnbook.backend.taichi.compat import Launcher
 from burnbook.backend.taichi.settings import serial
-from .conv import (C_, DH, DW, H_, HO, KH, KW, PH, PW, SH, SW, W_, WO, XC, XH, XN, XOFF, XW, Window,
+from .conv import (C_, DH, DW, E1, E2, H_, HO, KH, KW, PH, PW, SH, SW, W_, WO, XC, XH, XN, XOFF, XW, Window,
                    acc_type, ceil_div, exact_div, task_rows, window_meta)
 
 
@@ -38,27 +38,28 @@ def _max_pool(out: ti.types.ndarray(), idx: ti.types.ndarray(), x: ti.types.ndar
         row0, row1, ow0, ow1 = task_rows(meta, t, wo)
         ho, kh, kw, h, w = meta[HO], meta[KH], meta[KW], meta[H_], meta[W_]
         sw, pw, dh, dw, xh, xw = meta[SW], meta[PW], meta[DH], meta[DW], meta[XH], meta[XW]
-        for row in range(row0, row1):
-            oh = ti.raw_mod(row, ho)
-            base = _plane_base(meta, ti.raw_div(row, ho))
-            ih0 = oh * meta[SH] - meta[PH]
-            for ow in range(ow0, ow1):
-                iw0 = ow * sw - pw
-                best = ti.cast(0, acc_t)
-                at = -1
-                for i in range(kh):
-                    ih = ih0 + i * dh
-                    if 0 <= ih < h:
-                        for j in range(kw):
-                            iw = iw0 + j * dw
-                            if 0 <= iw < w:
-                                v = ti.cast(x[base + ih * xh + iw * xw], acc_t)
-                                if at < 0 or v > best or ti.math.isnan(v):
-                                    best = v
-                                    at = ih * w + iw
-                out[row * wo + ow] = ti.cast(best, dt)
-                if ti.static(with_idx):
-                    idx[row * wo + ow] = ti.cast(at, ti.i64)
+        for plane in range(ti.raw_div(row0, ho), ti.raw_div(row1 - 1, ho) + 1):
+            base = _plane_base(meta, plane)
+            for oh in range(ti.max(row0 - plane * ho, 0), ti.min(row1 - plane * ho, ho)):
+                row = plane * ho + oh
+                ih0 = oh * meta[SH] - meta[PH]
+                for ow in range(ow0, ow1):
+                    iw0 = ow * sw - pw
+                    best = ti.cast(0, acc_t)
+                    at = -1
+                    for i in range(kh):
+                        ih = ih0 + i * dh
+                        if 0 <= ih < h:
+                            for j in range(kw):
+                                iw = iw0 + j * dw
+                                if 0 <= iw < w:
+                                    v = ti.cast(x[base + ih * xh + iw * xw], acc_t)
+                                    if at < 0 or v > best or ti.math.isnan(v):
+                                        best = v
+                                        at = ih * w + iw
+                    out[row * wo + ow] = ti.cast(best, dt)
+                    if ti.static(with_idx):
+                        idx[row * wo + ow] = ti.cast(at, ti.i64)
 
 
 @ti.func
@@ -76,23 +77,24 @@ def _avg_pool(out: ti.types.ndarray(), x: ti.types.ndarray(), meta: ti.types.nda
         row0, row1, ow0, ow1 = task_rows(meta, t, wo)
         ho, kh, kw, h, w = meta[HO], meta[KH], meta[KW], meta[H_], meta[W_]
         sw, pw, xh, xw = meta[SW], meta[PW], meta[XH], meta[XW]
-        for row in range(row0, row1):
-            oh = ti.raw_mod(row, ho)
-            base = _plane_base(meta, ti.raw_div(row, ho))
-            ih0 = oh * meta[SH] - meta[PH]
-            i0, i1 = ti.max(0, -ih0), ti.min(kh, h - ih0)  # the window's rows inside the input
-            for ow in range(ow0, ow1):
-                iw0 = ow * sw - pw
-                j0, j1 = ti.max(0, -iw0), ti.min(kw, w - iw0)
-                acc = ti.cast(0, acc_t)
-                for i in range(i0, i1):
-                    src = base + (ih0 + i) * xh + iw0 * xw
-                    for j in range(j0, j1):
-                        acc += ti.cast(x[src + j * xw], acc_t)
-                count = kh * kw
-                if ti.static(not include_pad):
-                    count = ti.max(ti.max(i1 - i0, 0) * ti.max(j1 - j0, 0), 1)
-                out[row * wo + ow] = ti.cast(acc / ti.cast(count, acc_t), dt)
+        for plane in range(ti.raw_div(row0, ho), ti.raw_div(row1 - 1, ho) + 1):
+            base = _plane_base(meta, plane)
+            for oh in range(ti.max(row0 - plane * ho, 0), ti.min(row1 - plane * ho, ho)):
+                row = plane * ho + oh
+                ih0 = oh * meta[SH] - meta[PH]
+                i0, i1 = ti.max(0, -ih0), ti.min(kh, h - ih0)  # the window's rows inside the input
+                for ow in range(ow0, ow1):
+                    iw0 = ow * sw - pw
+                    j0, j1 = ti.max(0, -iw0), ti.min(kw, w - iw0)
+                    acc = ti.cast(0, acc_t)
+                    for i in range(i0, i1):
+                        src = base + (ih0 + i) * xh + iw0 * xw
+                        for j in range(j0, j1):
+                            acc += ti.cast(x[src + j * xw], acc_t)
+                    count = kh * kw
+                    if ti.static(not include_pad):
+                        count = ti.max(ti.max(i1 - i0, 0) * ti.max(j1 - j0, 0), 1)
+                    out[row * wo + ow] = ti.cast(acc / ti.cast(count, acc_t), dt)
 
 
 @ti.kernel
@@ -108,33 +110,43 @@ def _avg_pool_backward(gx: ti.types.ndarray(), g: ti.types.ndarray(), meta: ti.t
         row0, row1, iw0, iw1 = task_rows(meta, t, w)
         ho, wo, kh, kw, h = meta[HO], meta[WO], meta[KH], meta[KW], meta[H_]
         sh, sw, ph, pw, gh, gw = meta[SH], meta[SW], meta[PH], meta[PW], meta[XH], meta[XW]
-        for row in range(row0, row1):
-            ih = ti.raw_mod(row, h)
-            base = _plane_base(meta, ti.raw_div(row, h))
-            dst = row * w
-            for iw in range(iw0, iw1):
-                gx[dst + iw] = ti.cast(0, dt)
-            for i in range(kh):
-                ok, oh = exact_div(ih + ph - i, sh, ho)
-                if ok:
-                    rows = _valid(oh * sh - ph, kh, h)
-                    for j in range(kw):
-                        off = j - pw
-                        lo = ti.max(0, ceil_div(iw0 - off, sw))
-                        hi = ti.min(wo, ceil_div(iw1 - off, sw))
-                        for ow in range(lo, hi):
-                            count = kh * kw
-                            if ti.static(not include_pad):
-                                count = ti.max(rows * _valid(ow * sw - pw, kw, w), 1)
-                            v = ti.cast(g[base + oh * gh + ow * gw], acc_t) / ti.cast(count, acc_t)
-                            k = dst + ow * sw + off
-                            gx[k] = ti.cast(ti.cast(gx[k], acc_t) + v, dt)
+        for plane in range(ti.raw_div(row0, h), ti.raw_div(row1 - 1, h) + 1):
+            base = _plane_base(meta, plane)
+            for ih in range(ti.max(row0 - plane * h, 0), ti.min(row1 - plane * h, h)):
+                row = plane * h + ih
+                dst = row * w
+                for iw in range(iw0, iw1):
+                    gx[dst + iw] = ti.cast(0, dt)
+                for i in range(kh):
+                    ok, oh = exact_div(ih + ph - i, sh, ho)
+                    if ok:
+                        rows = _valid(oh * sh - ph, kh, h)
+                        for j in range(kw):
+                            off = j - pw
+                            lo = ti.max(0, ceil_div(iw0 - off, sw))
+                            hi = ti.min(wo, ceil_div(iw1 - off, sw))
+                            for ow in range(lo, hi):
+                                count = kh * kw
+                                if ti.static(not include_pad):
+                                    count = ti.max(rows * _valid(ow * sw - pw, kw, w), 1)
+                                v = ti.cast(g[base + oh * gh + ow * gw], acc_t) / ti.cast(count, acc_t)
+                                k = dst + ow * sw + off
+                                gx[k] = ti.cast(ti.cast(gx[k], acc_t) + v, dt)
 
 
 @ti.func
 def _bin(i, size, out):
     """Adaptive pooling's input range [start, end) of output i."""
     return ti.raw_div(i * size, out), ti.raw_div((i + 1) * size + out - 1, out)
+
+
+@ti.func
+def _bin_k(i, size, out, k):
+    """`_bin`, without a division when every bin is `k` long (k = 0: uneven)."""
+    start, end = i * k, i * k + k
+    if k == 0:
+        start, end = _bin(i, size, out)
+    return start, end
 
 
 @ti.kernel
@@ -145,17 +157,18 @@ def _adaptive(out: ti.types.ndarray(), x: ti.types.ndarray(), meta: ti.types.nda
         wo = meta[WO]
         row0, row1, ow0, ow1 = task_rows(meta, t, wo)
         ho, h, w, xh, xw = meta[HO], meta[H_], meta[W_], meta[XH], meta[XW]
-        for row in range(row0, row1):
-            oh = ti.raw_mod(row, ho)
-            base = _plane_base(meta, ti.raw_div(row, ho))
-            hs, he = _bin(oh, h, ho)
-            for ow in range(ow0, ow1):
-                ws, we = _bin(ow, w, wo)
-                acc = ti.cast(0, acc_t)
-                for ih in range(hs, he):
-                    for iw in range(ws, we):
-                        acc += ti.cast(x[base + ih * xh + iw * xw], acc_t)
-                out[row * wo + ow] = ti.cast(acc / ti.cast((he - hs) * (we - ws), acc_t), dt)
+        for plane in range(ti.raw_div(row0, ho), ti.raw_div(row1 - 1, ho) + 1):
+            base = _plane_base(meta, plane)
+            for oh in range(ti.max(row0 - plane * ho, 0), ti.min(row1 - plane * ho, ho)):
+                row = plane * ho + oh
+                hs, he = _bin_k(oh, h, ho, meta[E1])
+                for ow in range(ow0, ow1):
+                    ws, we = _bin_k(ow, w, wo, meta[E2])
+                    acc = ti.cast(0, acc_t)
+                    for ih in range(hs, he):
+                        for iw in range(ws, we):
+                            acc += ti.cast(x[base + ih * xh + iw * xw], acc_t)
+                    out[row * wo + ow] = ti.cast(acc / ti.cast((he - hs) * (we - ws), acc_t), dt)
 
 
 @ti.kernel
@@ -168,22 +181,23 @@ def _adaptive_backward(gx: ti.types.ndarray(), g: ti.types.ndarray(), meta: ti.t
         w = meta[W_]
         row0, row1, iw0, iw1 = task_rows(meta, t, w)
         ho, wo, h, gh, gw = meta[HO], meta[WO], meta[H_], meta[XH], meta[XW]
-        for row in range(row0, row1):
-            ih = ti.raw_mod(row, h)
-            base = _plane_base(meta, ti.raw_div(row, h))
-            dst = row * w
-            for iw in range(iw0, iw1):
-                gx[dst + iw] = ti.cast(0, dt)
-            ohs, ohe = _bin(ih, ho, h)
-            ow_first = ti.raw_div(iw0 * wo, w)
-            ow_end = ti.raw_div(iw1 * wo + w - 1, w)
-            for oh in range(ohs, ohe):
-                hs, he = _bin(oh, h, ho)
-                for ow in range(ow_first, ow_end):
-                    ws, we = _bin(ow, w, wo)
-                    v = ti.cast(g[base + oh * gh + ow * gw], acc_t) / ti.cast((he - hs) * (we - ws), acc_t)
-                    for iw in range(ti.max(ws, iw0), ti.min(we, iw1)):
-                        gx[dst + iw] = ti.cast(ti.cast(gx[dst + iw], acc_t) + v, dt)
+        for plane in range(ti.raw_div(row0, h), ti.raw_div(row1 - 1, h) + 1):
+            base = _plane_base(meta, plane)
+            for ih in range(ti.max(row0 - plane * h, 0), ti.min(row1 - plane * h, h)):
+                row = plane * h + ih
+                dst = row * w
+                for iw in range(iw0, iw1):
+                    gx[dst + iw] = ti.cast(0, dt)
+                ohs, ohe = _bin(ih, ho, h)
+                ow_first = ti.raw_div(iw0 * wo, w)
+                ow_end = ti.raw_div(iw1 * wo + w - 1, w)
+                for oh in range(ohs, ohe):
+                    hs, he = _bin_k(oh, h, ho, meta[E1])
+                    for ow in range(ow_first, ow_end):
+                        ws, we = _bin_k(ow, w, wo, meta[E2])
+                        v = ti.cast(g[base + oh * gh + ow * gw], acc_t) / ti.cast((he - hs) * (we - ws), acc_t)
+                        for iw in range(ti.max(ws, iw0), ti.min(we, iw1)):
+                            gx[dst + iw] = ti.cast(ti.cast(gx[dst + iw], acc_t) + v, dt)
 
 
 max_pool_k = Launcher(_max_pool)
@@ -228,11 +242,18 @@ def avg_pool_backward(gx, g: tuple, dims: tuple, window: tuple, include_pad: boo
 _NO_WINDOW = (1, 1, 1, 1, 0, 0, 1, 1)
 
 
+def _even_bins(dims: tuple) -> tuple:
+    """Adaptive pooling's bin length along H and W where the output divides
+    the input (0 where bins are uneven): the kernels' extras E1, E2."""
+    _, _, h, w, ho, wo = dims
+    return (h // ho if h % ho == 0 else 0, w // wo if w % wo == 0 else 0)
+
+
 def adaptive(out, x: tuple, dims: tuple) -> None:
     """`out [N, C, Ho, Wo]` = adaptive average pooling of the view `x`."""
     n, c, h, w, ho, wo = dims
     rows = n * c * ho
-    meta, ntask = window_meta(Window.ADAPTIVE, dims, _NO_WINDOW, (x[1], x[2]), rows, wo)
+    meta, ntask = window_meta(Window.ADAPTIVE, dims, _NO_WINDOW, (x[1], x[2]), rows, wo, _even_bins(dims))
     dt = out.dtype
     adaptive_k(out, x[0], meta, ntask, dt, acc_type(dt), serial(n * c * h * w))
 
@@ -241,6 +262,6 @@ def adaptive_backward(gx, g: tuple, dims: tuple) -> None:
     """`gx [N, C, H, W]` = adaptive pooling's input gradient from the view `g`."""
     n, c, h, w = dims[:4]
     rows = n * c * h
-    meta, ntask = window_meta(Window.ADAPTIVE_BACKWARD, dims, _NO_WINDOW, (g[1], g[2]), rows, w)
+    meta, ntask = window_meta(Window.ADAPTIVE_BACKWARD, dims, _NO_WINDOW, (g[1], g[2]), rows, w, _even_bins(dims))
     dt = gx.dtype
     adaptive_backward_k(gx, g[0], meta, ntask, dt, acc_type(dt), serial(n * c * h * w))
