@@ -9,15 +9,15 @@ input gradient of a conv) is one matmul into per-tap planes and `col2im`.
 matrix: cheaper when the column matrix would be most of the work (few input
 channels, tiny outputs).
 
-A task owns a block of one output row: `direct` and `col2im` add tap by tap
-into it with plain loads and stores (no atomics, a fixed order), in the
-output's dtype; the inner loops walk the sub-range that falls inside the
-input (`span`), with no bounds test per element.
-
 Every geometry is a run-time meta buffer (`window_meta`), so each kernel
 compiles once per dtype. A task covers `SETTINGS.block` elements of the
 output's rows (`row` = every index but the last): a block of one row, or
-several whole rows (one element per GPU thread).
+several whole rows (one element per GPU thread); it does its index
+arithmetic per plane (every index but the last two), and strides of 1 cost
+no division. `direct` and `col2im` add tap by tap into the task's own
+output block with plain loads and stores (no atomics, a fixed order), in the
+output's dtype; inner loops walk the sub-range that falls inside the input
+(`span`), with no bounds test per element.
 """
 
 from enum import IntEnum
@@ -176,7 +176,7 @@ def _direct(out: ti.types.ndarray(), x: ti.types.ndarray(), weight: ti.types.nda
             meta: ti.types.ndarray(), ntask: ti.i32, dt: ti.template(), has_bias: ti.template(),
             serial: ti.template()):
     # out [N, O, Ho, Wo] contiguous; weight [O, C/g, kh, kw] contiguous;
-    # E1 = O, E2 = C/g, E3 = O/g. Rows are (n, o, oh). Each tap adds
+    # E1 = O, E2 = C/g, E3 = O/g. Rows are (n, o, oh), planes (n, o). Each tap adds
     # weight * (a strided run of an input row) into the task's output block,
     # which no other task touches (plain loads and stores, no atomics).
     ti.loop_config(serialize=serial)
@@ -186,34 +186,33 @@ def _direct(out: ti.types.ndarray(), x: ti.types.ndarray(), weight: ti.types.nda
         ho, kh, kw, o_all, cg = meta[HO], meta[KH], meta[KW], meta[E1], meta[E2]
         h, w, sw, pw, dh, dw = meta[H_], meta[W_], meta[SW], meta[PW], meta[DH], meta[DW]
         xc_s, xh_s, xw_s = meta[XC], meta[XH], meta[XW]
-        for row in range(row0, row1):
-            oh = ti.raw_mod(row, ho)
-            r = ti.raw_div(row, ho)
-            o = ti.raw_mod(r, o_all)
-            n = ti.raw_div(r, o_all)
+        for plane in range(ti.raw_div(row0, ho), ti.raw_div(row1 - 1, ho) + 1):
+            o = ti.raw_mod(plane, o_all)
+            n = ti.raw_div(plane, o_all)
             c0 = ti.raw_div(o, meta[E3]) * cg
-            ih0 = oh * meta[SH] - meta[PH]
             base = meta[XOFF] + n * meta[XN]
             wbase = o * cg * kh * kw
-            dst = row * wo
             b = ti.cast(0, dt)
             if ti.static(has_bias):
                 b = bias[o]
-            for ow in range(ow0, ow1):
-                out[dst + ow] = b
-            for ci in range(cg):
-                for i in range(kh):
-                    ih = ih0 + i * dh
-                    if 0 <= ih < h:
-                        xr = base + (c0 + ci) * xc_s + ih * xh_s
-                        for j in range(kw):
-                            wv = weight[wbase + (ci * kh + i) * kw + j]
-                            off = j * dw - pw
-                            lo, hi = span(ow0, ow1, off, sw, w)
-                            src = xr + off * xw_s
-                            step = sw * xw_s
-                            for ow in range(lo, hi):
-                                out[dst + ow] = out[dst + ow] + wv * x[src + ow * step]
+            for oh in range(ti.max(row0 - plane * ho, 0), ti.min(row1 - plane * ho, ho)):
+                ih0 = oh * meta[SH] - meta[PH]
+                dst = (plane * ho + oh) * wo
+                for ow in range(ow0, ow1):
+                    out[dst + ow] = b
+                for ci in range(cg):
+                    for i in range(kh):
+                        ih = ih0 + i * dh
+                        if 0 <= ih < h:
+                            xr = base + (c0 + ci) * xc_s + ih * xh_s
+                            for j in range(kw):
+                                wv = weight[wbase + (ci * kh + i) * kw + j]
+                                off = j * dw - pw
+                                lo, hi = span(ow0, ow1, off, sw, w)
+                                src = xr + off * xw_s
+                                step = sw * xw_s
+                                for ow in range(lo, hi):
+                                    out[dst + ow] = out[dst + ow] + wv * x[src + ow * step]
 
 
 @ti.kernel
@@ -221,7 +220,7 @@ def _col2im(out: ti.types.ndarray(), cols: ti.types.ndarray(), bias: ti.types.nd
             ntask: ti.i32, dt: ti.template(), has_bias: ti.template(), serial: ti.template()):
     # cols [N, C, kh, kw, H, W] (one plane per tap) -> out [N, C, Ho, Wo]:
     # input (ih, iw) of tap (i, j) lands on (ih*sh + i*dh - ph, iw*sw + j*dw - pw).
-    # Rows are (n, c, oh); each task adds, tap by tap, the input runs landing
+    # Rows are (n, c, oh), planes (n, c); each task adds, tap by tap, the input runs landing
     # in its own output block (a fixed order, no atomics).
     ti.loop_config(serialize=serial)
     for t in range(ntask):
@@ -229,34 +228,34 @@ def _col2im(out: ti.types.ndarray(), cols: ti.types.ndarray(), bias: ti.types.nd
         row0, row1, ow0, ow1 = task_rows(meta, t, wo)
         ho, kh, kw, h, w = meta[HO], meta[KH], meta[KW], meta[H_], meta[W_]
         sh, sw, ph, pw, dh, dw = meta[SH], meta[SW], meta[PH], meta[PW], meta[DH], meta[DW]
-        for row in range(row0, row1):
-            oh = ti.raw_mod(row, ho)
-            plane = ti.raw_div(row, ho)  # n * C + c
-            dst = row * wo
+        hw = h * w
+        for plane in range(ti.raw_div(row0, ho), ti.raw_div(row1 - 1, ho) + 1):  # plane = n * C + c
             b = ti.cast(0, dt)
             if ti.static(has_bias):
                 b = bias[ti.raw_mod(plane, meta[C_])]
-            for ow in range(ow0, ow1):
-                out[dst + ow] = b
-            hw = h * w
-            for i in range(kh):
-                ok, ih = exact_div(oh + ph - i * dh, sh, h)
-                if ok:
-                    src0 = (plane * kh + i) * kw * hw + ih * w
-                    for j in range(kw):
-                        off = j * dw - pw
-                        lo = ti.max(0, ceil_div(ow0 - off, sw))
-                        hi = ti.min(w, ceil_div(ow1 - off, sw))
-                        src = src0 + j * hw
-                        at = dst + off
-                        for iw in range(lo, hi):
-                            k = at + iw * sw
-                            out[k] = out[k] + cols[src + iw]
+            for oh in range(ti.max(row0 - plane * ho, 0), ti.min(row1 - plane * ho, ho)):
+                dst = (plane * ho + oh) * wo
+                for ow in range(ow0, ow1):
+                    out[dst + ow] = b
+                for i in range(kh):
+                    ok, ih = exact_div(oh + ph - i * dh, sh, h)
+                    if ok:
+                        src0 = (plane * kh + i) * kw * hw + ih * w
+                        for j in range(kw):
+                            off = j * dw - pw
+                            lo = ti.max(0, ceil_div(ow0 - off, sw))
+                            hi = ti.min(w, ceil_div(ow1 - off, sw))
+                            src = src0 + j * hw
+                            at = dst + off
+                            for iw in range(lo, hi):
+                                k = at + iw * sw
+                                out[k] = out[k] + cols[src + iw]
 
 
 im2col_k = Launcher(_im2col)
 direct_k = Launcher(_direct)
 col2im_k = Launcher(_col2im)
+
 
 def im2col(cols, x: tuple, dims: tuple, window: tuple, image_stride: int, row_stride: int) -> None:
     """Fill `cols` with the windows of the view `x` = (buffer, strides [4],
