@@ -193,7 +193,7 @@ def _training_info(by_id: dict) -> list:
                 lines.append(f"INFO    guide_cnn_step ({res.case.size}) images/s: {', '.join(rates)} "
                              f"(model: {source})")
             for key, ref in (("autodiff", "torch"), ("autodiff_taichi", "torch"), ("autodiff_1t", "torch_1t"),
-                             ("autodiff_taichi", "torch_1t")):
+                             ("autodiff_taichi", "torch_1t"), ("autodiff_fusion_1t", "torch_1t")):
                 r = res.ratio(key, ref)
                 if r is not None:
                     lines.append(f"INFO    guide_cnn_step on {key}: {res.throughput(key):,.0f} images/s vs "

@@ -68,9 +68,9 @@ class Framework:
 
 
 ORDER = ("numpy", "ndarray", "taichi", "fusion", "autodiff", "autodiff_taichi", "autodiff_fusion", "torch",
-         "numpy_1t", "ndarray_1t", "autodiff_1t", "torch_1t")
+         "numpy_1t", "ndarray_1t", "autodiff_1t", "autodiff_fusion_1t", "torch_1t")
 TAICHI_KEYS = ("taichi", "fusion", "autodiff_taichi", "autodiff_fusion")   # frameworks running Taichi kernels
-SINGLE_THREAD = ("numpy_1t", "ndarray_1t", "autodiff_1t", "torch_1t")
+SINGLE_THREAD = ("numpy_1t", "ndarray_1t", "autodiff_1t", "autodiff_fusion_1t", "torch_1t")
 _made: dict = {}
 
 _NUMPY: Framework | None = None
@@ -176,7 +176,9 @@ def single_thread(base: Framework) -> Framework:
     show the same step without that."""
     from . import machine
 
-    label = base.label[:-1] + ", 1 thread)" if base.label.endswith(")") else base.label + " (1 thread)"
+    # Taichi's thread pool is fixed when it starts: only its BLAS calls go to one thread.
+    one = "BLAS on 1 thread" if base.key in TAICHI_KEYS else "1 thread"
+    label = base.label[:-1] + f", {one})" if base.label.endswith(")") else base.label + f" ({one})"
     fw = replace(base, key=base.key + "_1t", label=label, families=(), threads=1 if base.threads else None)
     if not base.available:
         return fw
@@ -198,7 +200,9 @@ def single_thread(base: Framework) -> Framework:
             torch.set_num_threads(tt)
 
     fw.enter, fw.exit = enter, leave
-    fw.note = "NumPy's BLAS and PyTorch set to 1 thread around its runs; MLP cases only"
+    fw.note = "NumPy's BLAS and PyTorch set to 1 thread around its runs; MLP and CNN cases only"
+    if base.key in TAICHI_KEYS:
+        fw.note += " (Taichi's kernels keep their threads)"
     return fw
 
 
