@@ -131,11 +131,13 @@ def span(first, end, off, step, size):
 
 @ti.kernel
 def _im2col(cols: ti.types.ndarray(), x: ti.types.ndarray(), meta: ti.types.ndarray(), ntask: ti.i32,
-            dt: ti.template(), serial: ti.template()):
+            dt: ti.template(), ones: ti.template(), serial: ti.template()):
     # Rows are (n, c, i, j, oh); the row (c, i, j) of image n starts at
     # n * E1 + ((c * KH + i) * KW + j) * E2, then oh * Wo + ow. A task walks
     # its rows plane by plane (a plane = one (n, c, i, j)): the index
-    # arithmetic runs per plane, not per row.
+    # arithmetic runs per plane, not per row. With `ones`, each group of E3
+    # channels is followed by a row of ones (the bias's row in the matmul),
+    # written by the tasks of the group's first channel and tap.
     ti.loop_config(serialize=serial)
     for t in range(ntask):
         wo = meta[WO]
@@ -151,6 +153,15 @@ def _im2col(cols: ti.types.ndarray(), x: ti.types.ndarray(), meta: ti.types.ndar
             ch = ti.raw_mod(r, c)
             n = ti.raw_div(r, c)
             dst0 = n * meta[E1] + ((ch * kh + i) * kw + j) * meta[E2]
+            if ti.static(ones):
+                cg = meta[E3]
+                gi = ti.raw_div(ch, cg)
+                dst0 += gi * meta[E2]
+                if ch == gi * cg and i == 0 and j == 0:
+                    at = n * meta[E1] + (gi * (cg * kh * kw + 1) + cg * kh * kw) * meta[E2]
+                    for oh in range(ti.max(row0 - plane * ho, 0), ti.min(row1 - plane * ho, ho)):
+                        for ow in range(ow0, ow1):
+                            cols[at + oh * wo + ow] = ti.cast(1, dt)
             off = j * meta[DW] - meta[PW]
             lo, hi = span(ow0, ow1, off, sw, meta[W_])
             src0 = meta[XOFF] + n * meta[XN] + ch * meta[XC] + off * xw
@@ -257,16 +268,20 @@ direct_k = Launcher(_direct)
 col2im_k = Launcher(_col2im)
 
 
-def im2col(cols, x: tuple, dims: tuple, window: tuple, image_stride: int, row_stride: int) -> None:
+def im2col(cols, x: tuple, dims: tuple, window: tuple, image_stride: int, row_stride: int,
+           ones_every: int = 0) -> None:
     """Fill `cols` with the windows of the view `x` = (buffer, strides [4],
     offset) of shape dims[:4], one row (c, i, j) per input channel and kernel
     tap with the Ho*Wo window values; row (c, i, j) of image n starts at
-    `n * image_stride + ((c*kh + i)*kw + j) * row_stride`."""
+    `n * image_stride + ((c*kh + i)*kw + j) * row_stride`. With `ones_every`
+    = C/g, each group's rows are followed by a row of ones (rows shift down
+    by one per group before them)."""
     n, c, _, _, ho, wo = dims
     kh, kw = window[:2]
     rows = n * c * kh * kw * ho
-    meta, ntask = window_meta(Window.IM2COL, dims, window, (x[1], x[2]), rows, wo, (image_stride, row_stride))
-    im2col_k(cols, x[0], meta, ntask, cols.dtype, serial(rows * wo))
+    meta, ntask = window_meta(Window.IM2COL, dims, window, (x[1], x[2]), rows, wo,
+                              (image_stride, row_stride, ones_every))
+    im2col_k(cols, x[0], meta, ntask, cols.dtype, ones_every > 0, serial(rows * wo))
 
 
 def direct(out, x: tuple, weight, bias, dims: tuple, window: tuple, o: int, groups: int) -> None:

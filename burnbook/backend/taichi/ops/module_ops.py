@@ -61,21 +61,25 @@ def _window(kernel: tuple, stride: tuple, padding: tuple, dilation: tuple = (1, 
 
 def conv2d_im2col(x: TaichiTensor, weight: TaichiTensor, bias: TaichiTensor | None, options: Any) -> TaichiTensor:
     """conv2d as im2col and one matmul `[g, O/g, C/g*kk] @ [N, g, C/g*kk, L]`,
-    whose result is already `[N, O, Ho, Wo]`."""
+    whose result is already `[N, O, Ho, Wo]`. A bias rides in the matmul: a
+    row of ones under each group's columns and the bias beside its weights,
+    so it costs no pass over the output."""
     n, c, h, w = x.shape
     o, cg, kh, kw = weight.shape
     g = options.groups
     ho = conv_output_size(h, kh, options.stride[0], options.padding[0], options.dilation[0])
     wo = conv_output_size(w, kw, options.stride[1], options.padding[1], options.dilation[1])
     length, rows = ho * wo, cg * kh * kw
+    wm = _reshape(weight, (1, g, o // g, rows))
+    if bias is not None:
+        wm = L.cat((wm, _reshape(bias, (1, g, o // g, 1))), 3)
+        rows += 1
     cols = alloc((n, g, rows, length), x.dtype, x.device)
     conv_k.im2col(cols.buf, x.view(), (n, c, h, w, ho, wo),
-                  _window((kh, kw), options.stride, options.padding, options.dilation), c * kh * kw * length, length)
-    out = L.matmul(_reshape(weight, (1, g, o // g, rows)), cols)
-    out = _view(out.buf, (n, o, ho, wo), (o * length, length, wo, 1), out)
-    if bias is not None:
-        out = L.map2("conv2d", L.Map2.ADD, (out, _reshape(bias, (1, o, 1, 1))))
-    return out
+                  _window((kh, kw), options.stride, options.padding, options.dilation), g * rows * length, length,
+                  cg if bias is not None else 0)
+    out = L.matmul(wm, cols)
+    return _view(out.buf, (n, o, ho, wo), (o * length, length, wo, 1), out)
 
 
 def conv2d_direct(x: TaichiTensor, weight: TaichiTensor, bias: TaichiTensor | None, options: Any) -> TaichiTensor:
