@@ -21,7 +21,8 @@ it) and compares it with NumPy's.
 
 The tracked add on 4 floats of `Autodiff[Fusion[Taichi]]` is the autodiff
 family's `tracked_add` (the framework is one of its tracked frameworks), and
-the guide CNN step is the training family's.
+the guide CNN step is the training family's. This module also gives the
+INFO lines about Fusion's kernel cache and Taichi's autotune table.
 """
 
 from __future__ import annotations
