@@ -128,6 +128,31 @@ def test_artifacts_and_inference(trained, mnist, capsys):
     assert 0 <= predicted <= 9
 
 
+def test_fusion_backend_reaches_the_ndarray_accuracy(trained, mnist, tmp_path):
+    """The same run on Autodiff[Fusion[Taichi]] (fused element-wise kernels,
+    Taichi's conv and pool kernels) ends where Autodiff[NdArray] does."""
+    from burnbook.backend import Fusion, Taichi
+
+    fused = Autodiff[Fusion[Taichi]]
+    train_set, test_set = mnist
+    _, config, model = trained
+    model_fused = train(tmp_path, config, fused.default_device(), backend=fused, dataset_train=train_set,
+                        dataset_valid=test_set, renderer=MetricsRendererBase())
+    ours, ref = evaluate(model_fused, test_set, fused.default_device()), evaluate(model, test_set)
+    assert abs(ours.correct - ref.correct) <= 2, (ours, ref)  # float rounding may flip a close call
+    assert ours.loss == pytest.approx(ref.loss, rel=1e-3)
+    assert Fusion[Taichi].stats()["fused_ops"] > 0
+
+
+def test_command_line_takes_a_backend():
+    from burnbook.examples.guide.__main__ import BACKENDS, parse_args
+
+    assert parse_args(["--backend", "fusion"]).backend == "fusion"
+    assert BACKENDS["fusion"]().name() == "autodiff<fusion<taichi>>"
+    with pytest.raises(SystemExit):
+        parse_args(["--backend", "cuda"])
+
+
 def test_load_model_without_training(tmp_path):
     with pytest.raises(FileNotFoundError, match="train the model first"):
         load_model(tmp_path)

@@ -4,6 +4,7 @@ terminal, print the validation accuracy, and run inference on one digit
 
     python -m burnbook.examples.guide --epochs 3
     python -m burnbook.examples.guide --epochs 1 --limit-train 512
+    python -m burnbook.examples.guide --backend fusion --num-workers 0   # on Autodiff[Fusion[Taichi]]
 
 MNIST comes from `$BURNBOOK_DATA` (a folder holding `mnist/` or
 `mnist-offline/`), else from the user cache folder, where it is downloaded.
@@ -27,6 +28,15 @@ from .model import ModelConfig
 from .training import TrainingConfig, evaluate, train
 
 
+def _taichi(fused: bool) -> type:
+    from burnbook.backend import Fusion, Taichi
+
+    return Autodiff[Fusion[Taichi]] if fused else Autodiff[Taichi]
+
+
+BACKENDS = {"ndarray": lambda: Autodiff[NdArray], "taichi": lambda: _taichi(False), "fusion": lambda: _taichi(True)}
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m burnbook.examples.guide",
                                      description="Train the Burn Book guide's CNN on MNIST.")
@@ -41,6 +51,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--num-workers", type=int, default=2,
                         help="data loader worker processes (default 2)")
     parser.add_argument("--hidden-size", type=int, default=512, help="hidden units (default 512)")
+    parser.add_argument("--backend", choices=sorted(BACKENDS), default="ndarray",
+                        help="Autodiff[NdArray] (default), Autodiff[Taichi] or Autodiff[Fusion[Taichi]]")
     args = parser.parse_args(argv)
     for name in ("epochs", "batch_size", "hidden_size"):
         if getattr(args, name) < 1:
@@ -54,7 +66,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    B = Autodiff[NdArray]
+    B = BACKENDS[args.backend]()
     device = B.default_device()
     try:
         dataset_train = MnistDataset.train()
@@ -72,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Training on {dataset_train.len()} digits, validating on {dataset_test.len()}, "
           f"backend {B.name()}, artifacts in {artifact_dir}")
     started = time.perf_counter()
-    model = train(artifact_dir, config, device, dataset_train=dataset_train, dataset_valid=dataset_test)
+    model = train(artifact_dir, config, device, backend=B, dataset_train=dataset_train, dataset_valid=dataset_test)
     elapsed = time.perf_counter() - started
     seen = dataset_train.len() * args.epochs
     print(f"Trained {args.epochs} epoch(s) in {elapsed:.1f} s ({seen / elapsed:.0f} training images/s, "
@@ -81,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     result = evaluate(model, dataset_test, device)
     print(f"Validation accuracy: {result.accuracy:.2f} % ({result.correct}/{result.total} digits), "
           f"loss {result.loss:.4f}")
-    infer(artifact_dir, device, dataset_test.get(42))
+    infer(artifact_dir, device, dataset_test.get(42), backend=B.InnerBackend)
     return 0
 
 

@@ -39,9 +39,10 @@ def load_model(artifact_dir: str | os.PathLike, device: Any = None, backend: typ
     return config.model.init_with(record, device, backend)
 
 
-def infer(artifact_dir: str | os.PathLike, device: Any, item: Any) -> int:
-    """Print and return the digit the trained model sees in `item`."""
-    model = load_model(artifact_dir, device)
+def infer(artifact_dir: str | os.PathLike, device: Any, item: Any, backend: type | None = None) -> int:
+    """Print and return the digit the trained model sees in `item` (on
+    `backend`, by default the plain backend of `device`)."""
+    model = load_model(artifact_dir, device, backend)
     label = item.label
     batcher = MnistBatcher(device, model.linear2.weight.val().backend)
     batch = batcher.batch([item])
