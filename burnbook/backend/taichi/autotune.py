@@ -4,8 +4,8 @@ shape class on first use and keep the fastest, on disk.
 A *shape class* is what decides the winner (dtypes, channel counts, kernel
 window, the size rounded to a power of two); the op computes it. On the
 first call for a class, `choose` runs every variant once to compile it (or
-load it from Taichi's offline cache), then times each a few times and
-records the fastest in the table, which is saved atomically as JSON beside
+load it from Taichi's offline cache), then times each in a few alternating
+rounds and records the fastest (by its best round) in the table, which is saved atomically as JSON beside
 Taichi's offline cache (`~/.cache/burnbook/autotune.json`, or
 `$BURNBOOK_AUTOTUNE_CACHE`), keyed by arch too, so the next process reuses
 it. Variants compute the same result up to float rounding (the tests check
@@ -108,10 +108,14 @@ def choose(op: str, shape_class: tuple, variants: Mapping[str, Callable[..., Any
     hit = _entries().get(key)
     if hit is not None and hit.get("choice") in variants:
         return hit["choice"]
-    times = {}
-    for name, fn in variants.items():
+    for fn in variants.values():
         _timed(lambda: fn(*args))  # compiles, or loads from the offline cache
-        times[name] = min(_timed(lambda: fn(*args)) for _ in range(REPEATS))
+    # Rounds alternate the variants, so a moment of contention on a busy
+    # machine slows one sample of each rather than every sample of one.
+    times = {name: float("inf") for name in variants}
+    for _ in range(REPEATS):
+        for name, fn in variants.items():
+            times[name] = min(times[name], _timed(lambda: fn(*args)))
     best = min(times, key=times.get)
     _save(key, {"choice": best, "us": {k: round(v * 1e6, 1) for k, v in times.items()}})
     return best
