@@ -44,14 +44,15 @@ class Plan:
 
     @property
     def signature(self) -> tuple:
-        return (tuple(str(t.dtype) for t in self.leaves),
-                tuple((c.__class__.__name__, c.name, a, tuple(s), str(dt), str(odt))
-                      for _, c, a, s, dt, odt in self.steps),
-                tuple(self.out_values), tuple(str(t.dtype) for t in self.outputs),
-                tuple(self.scalar_types), self.reduce and (self.reduce[0].name, self.reduce[1], self.reduce[2]))
+        """What the kernel depends on, shapes excluded: hashable, cheap to build."""
+        steps = tuple((c, a, tuple(s), dt, odt) for _, c, a, s, dt, odt in self.steps)
+        return (tuple(t.dtype for t in self.leaves), steps, tuple(self.out_values),
+                tuple(t.dtype for t in self.outputs), tuple(self.scalar_types), self.reduce)
 
     @property
     def key(self) -> str:
+        """The signature as a file name: stable across processes (enum members
+        and NumPy dtypes have a stable repr)."""
         return hashlib.sha1(repr(self.signature).encode()).hexdigest()[:20]
 
 

@@ -28,7 +28,7 @@ from ..taichi.settings import serial
 from . import codegen
 from .stream import FusionTensor, graph
 
-_kernels: dict = {}  # plan key -> (Launcher, source path)
+_kernels: dict = {}  # plan signature -> (Launcher, source path)
 STATS = {"compiled": 0, "executed": 0, "fused_ops": 0}
 _MAX_DIM_OPERANDS = 10  # a dim reduction keeps each operand's stride in the meta extras (11 slots)
 
@@ -41,10 +41,11 @@ def cache_dir() -> Path:
 
 def kernel_for(plan: codegen.Plan) -> tuple:
     """The plan's launcher and source path, generating and importing it on first use."""
-    key = plan.key
-    hit = _kernels.get(key)
+    signature = plan.signature
+    hit = _kernels.get(signature)
     if hit is not None:
         return hit
+    key = plan.key
     src = codegen.source(plan)
     path = cache_dir() / f"fused_{key}.py"
     if not path.exists() or path.read_text() != src:
@@ -54,7 +55,7 @@ def kernel_for(plan: codegen.Plan) -> tuple:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
-    hit = _kernels[key] = (compat.Launcher(module.fused), path)
+    hit = _kernels[signature] = (compat.Launcher(module.fused), path)
     STATS["compiled"] += 1
     return hit
 
