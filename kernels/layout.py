@@ -20,6 +20,7 @@ On GPU archs blocks have length 1 (one thread per element, coalesced access).
 Meta buffers are cached by layout, so steady-state ops upload nothing.
 """
 
+from functools import lru_cache
 from math import prod
 from typing import Sequence
 
@@ -42,7 +43,9 @@ _cache: dict = {}
 _CACHE_MAX = 4096
 
 
-def contiguous_strides(shape: Sequence[int]) -> tuple:
+@lru_cache(maxsize=4096)
+def contiguous_strides(shape: tuple) -> tuple:
+    """Row-major strides (in elements) of `shape`, a tuple (cached: hot path)."""
     strides, acc = [], 1
     for s in reversed(shape):
         strides.append(acc)

@@ -14,7 +14,6 @@ Every op of the protocol is one of three kinds here:
 
 from __future__ import annotations
 
-import math
 import weakref
 from typing import Any, Callable
 
@@ -23,12 +22,13 @@ import numpy as np
 from burnbook.kernels.elementwise import Map1, Map2, Map3
 from burnbook.kernels.reduce import Reduce
 
-from ..base import ALL_OPS, Backend, broadcast_shape, check_devices
+from ..base import ALL_OPS, Backend
+from ..taichi.ops.launch import float_bounds
+from ..taichi.primitive import broadcast, same_device
+from ..taichi.runtime import BOOL as _BOOL, FLOATS as _FLOATS
 from . import executor
 from .stream import MAX_NODES, FusionTensor, lazy, ready
 
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16))
-_BOOL = np.dtype(np.bool_)
 _RAW = {f"{kind}_{op}" for kind in ("float", "int", "bool") for op in ("into_data", "shape", "device", "dtype")}
 _live: "weakref.WeakSet[FusionTensor]" = weakref.WeakSet()  # lazy tensors, for sync()
 
@@ -63,13 +63,9 @@ def _record(code, inputs: tuple, shape: tuple, dtype: np.dtype, scalars: tuple =
 
 
 def _broadcast(name: str, ts: tuple) -> tuple:
-    shape, device = ts[0].shape, ts[0].device
-    for t in ts[1:]:
-        if t.shape != shape:
-            shape = broadcast_shape(name, shape, t.shape)
-        if t.device != device:
-            check_devices(name, device, t.device)
-    return shape
+    """The shape the operands of `name` broadcast to; Taichi's own checks."""
+    same_device(name, ts)
+    return broadcast(name, ts)
 
 
 def _cast(t: FusionTensor, dtype: np.dtype) -> FusionTensor:
@@ -121,9 +117,7 @@ def _passthrough(name: str, fn: Callable, prim: type) -> Callable:
 def _clamp(p, min=None, max=None):  # noqa: A002 - the protocol's names
     if min is None and max is None:
         return p
-    lo = -math.inf if min is None else float(min)
-    hi = math.inf if max is None else float(max)
-    return _record(Map1.CLAMP, (p,), p.shape, p.dtype, (lo, hi))
+    return _record(Map1.CLAMP, (p,), p.shape, p.dtype, float_bounds(min, max))
 
 
 def _mask_fill(p, mask, v):

@@ -2,7 +2,8 @@
 kernels cached by signature, outputs allocated, meta data built, one launch.
 
 Generated kernels are `.py` files (Taichi reads a kernel's source) in
-`$BURNBOOK_CACHE/fusion` (default `~/.cache/burnbook/fusion`), beside
+`fusion/` of burnbook's cache folder (`settings.cache_root()`, by default
+`~/.cache/burnbook`), beside
 Taichi's own offline cache of compiled kernels, so a second process reuses
 both. A file is written atomically and only when missing or different.
 """
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import importlib.util
 import math
-import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -24,7 +24,7 @@ from burnbook.kernels.reduce import Reduce
 
 from ..taichi import compat, runtime
 from ..taichi.primitive import alloc, contiguous_strides
-from ..taichi.settings import serial
+from ..taichi.settings import cache_root, serial
 from . import codegen
 from .stream import FusionTensor, graph
 
@@ -35,8 +35,7 @@ _MAX_DIM_OPERANDS = 10  # a dim reduction keeps each operand's stride in the met
 
 def cache_dir() -> Path:
     """Where generated kernel sources live."""
-    root = os.environ.get("BURNBOOK_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "burnbook")
-    return Path(root) / "fusion"
+    return cache_root() / "fusion"
 
 
 def kernel_for(plan: codegen.Plan) -> tuple:
@@ -94,9 +93,6 @@ def run(target: FusionTensor) -> None:
         STATS["fused_ops"] += len(order)
     for u, p in zip(outputs, prims):
         u.value, u.node = p, None
-
-
-_ACC_NAME = {"f32": "ti.f32", "f64": "ti.f64"}
 
 
 def run_reduce(source: FusionTensor, op: Reduce, dim: int | None, mean: bool = False) -> FusionTensor | None:

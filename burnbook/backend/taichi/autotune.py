@@ -26,6 +26,7 @@ from typing import Any, Callable, Mapping
 from burnbook._atomic import atomic_write
 
 from . import runtime as _rt
+from .settings import cache_root
 
 __all__ = ["cache_path", "choose", "clear", "table"]
 
@@ -37,13 +38,9 @@ _state: dict = {"table": None, "path": None}
 
 def cache_path() -> Path:
     """Where the table is kept: `$BURNBOOK_AUTOTUNE_CACHE`, else
-    `autotune.json` in burnbook's cache folder (`$XDG_CACHE_HOME/burnbook`
-    or `~/.cache/burnbook`)."""
+    `autotune.json` in burnbook's cache folder (`settings.cache_root()`)."""
     env = os.environ.get("BURNBOOK_AUTOTUNE_CACHE")
-    if env:
-        return Path(env)
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "burnbook" / "autotune.json"
+    return Path(env) if env else cache_root() / "autotune.json"
 
 
 def _read(path: Path) -> dict:

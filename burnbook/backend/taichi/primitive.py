@@ -10,28 +10,19 @@ makes the sharing safe.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from typing import Any, Sequence
 
 import numpy as np
 
 from burnbook.kernels import data, elementwise
 from burnbook.kernels.elementwise import Map1
+from burnbook.kernels.layout import contiguous_strides
 
 from ..base import broadcast_shape, check_devices
 from . import runtime as _rt
 from .compat import buffer
 from .device import DeviceDtypeError, TaichiDevice
 from .runtime import F64, FLOATS
-
-
-@lru_cache(maxsize=4096)
-def contiguous_strides(shape: tuple) -> tuple:
-    strides, acc = [], 1
-    for s in reversed(shape):
-        strides.append(acc)
-        acc *= s
-    return tuple(reversed(strides))
 
 
 class TaichiTensor:
@@ -87,6 +78,13 @@ def materialize(p: TaichiTensor, dtype: np.dtype | None = None) -> TaichiTensor:
 
 def contiguous(p: TaichiTensor) -> TaichiTensor:
     return p if p.contiguous else materialize(p)
+
+
+def reshaped(p: TaichiTensor, shape: tuple) -> TaichiTensor:
+    """A contiguous view of `p` in `shape` (same element count), copying
+    first only when `p` is strided."""
+    q = contiguous(p)
+    return TaichiTensor(q.buf, shape, contiguous_strides(shape), q.offset, q.dtype, q.device)
 
 
 def full(shape: tuple, value: Any, dtype: np.dtype, device: TaichiDevice) -> TaichiTensor:

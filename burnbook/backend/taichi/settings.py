@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+from pathlib import Path
 from typing import Iterator
 
 _CHOICES = {"matmul": ("blas", "kernel"), "launch": ("fast", "public"), "conv": ("auto", "im2col", "direct")}
@@ -111,6 +112,16 @@ class KernelSettings:
 
 SETTINGS = KernelSettings()
 """The settings of this process's runtime (there is one Taichi runtime per process)."""
+
+
+def cache_root() -> Path:
+    """Where burnbook keeps what it generates and measures beside Taichi's
+    offline cache (fused kernel sources, autotune choices): `$BURNBOOK_CACHE`,
+    else `$XDG_CACHE_HOME/burnbook`, else `~/.cache/burnbook`."""
+    env = os.environ.get("BURNBOOK_CACHE")
+    if env:
+        return Path(env)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "burnbook"
 
 
 def serial(work: int) -> bool:

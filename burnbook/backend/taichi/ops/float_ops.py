@@ -11,7 +11,7 @@ import numpy as np
 from burnbook.kernels import data
 
 from ..device import TaichiDevice
-from ..primitive import TaichiTensor, alloc, contiguous, contiguous_strides, full, materialize, same_device
+from ..primitive import TaichiTensor, alloc, contiguous, full, materialize, reshaped, same_device
 from ..runtime import BOOL, F32, FLOATS, I64, start
 from . import launch as L
 from .launch import Map1, Map2, Map3, Reduce
@@ -100,8 +100,7 @@ class FloatOps:
             shape = tuple(n // known if s == -1 and known else s for s in shape)
         if math.prod(shape) != n or any(s < 0 for s in shape):
             raise ValueError(f"reshape: cannot reshape {list(p.shape)} ({n} elements) into {list(shape)}")
-        q = contiguous(p)
-        return TaichiTensor(q.buf, shape, contiguous_strides(shape), q.offset, q.dtype, q.device)
+        return reshaped(p, shape)
 
     @staticmethod
     def float_swap_dims(p: TaichiTensor, d1: int, d2: int) -> TaichiTensor:
@@ -193,9 +192,7 @@ class FloatOps:
     def float_clamp(p: TaichiTensor, min: Any = None, max: Any = None) -> TaichiTensor:  # noqa: A002
         if min is None and max is None:
             return p
-        lo = -math.inf if min is None else float(min)
-        hi = math.inf if max is None else float(max)
-        return L.map1(p, Map1.CLAMP, None, lo, hi)
+        return L.map1(p, Map1.CLAMP, None, *L.float_bounds(min, max))
 
     # -- unary math ----------------------------------------------------------------
     float_exp = L.unary(Map1.EXP)

@@ -229,6 +229,11 @@ def matmul(lhs: TaichiTensor, rhs: TaichiTensor) -> TaichiTensor:
     return out
 
 
+def float_bounds(min: Any, max: Any) -> tuple:  # noqa: A002 - the protocol's names
+    """clamp's bounds as floats, an absent one unbounded."""
+    return -math.inf if min is None else float(min), math.inf if max is None else float(max)
+
+
 # -- method factories: one line per op in the ops classes -------------------------
 def binary(name: str, op: Map2, dtype: np.dtype | None = None) -> staticmethod:
     return staticmethod(lambda a, b: map2(name, op, (a, b), dtype))

@@ -27,7 +27,7 @@ from burnbook.kernels import conv as conv_k, index as index_k, pool as pool_k
 from ...module_ops import ModuleOps, conv_output_size, conv_transpose_output_size, pool_output_size
 from .. import autotune
 from .. import runtime as _rt
-from ..primitive import TaichiTensor, alloc, contiguous, contiguous_strides, full, materialize
+from ..primitive import TaichiTensor, alloc, contiguous, full, materialize, reshaped
 from ..runtime import F16, F32, I64
 from ..settings import SETTINGS
 from . import launch as L
@@ -43,10 +43,18 @@ def _as(p: TaichiTensor, dtype: np.dtype) -> TaichiTensor:
     return p if p.dtype == dtype else materialize(p, dtype)
 
 
-def _reshape(p: TaichiTensor, shape: tuple) -> TaichiTensor:
-    """A contiguous view of `p` in `shape` (a copy first if p is strided)."""
+def _packed(p: TaichiTensor) -> TaichiTensor:
+    """`p` contiguous and starting at its buffer's first element (kernels
+    that take a bare buffer index it from 0)."""
     q = contiguous(p)
-    return TaichiTensor(q.buf, shape, contiguous_strides(shape), q.offset, q.dtype, q.device)
+    return materialize(q) if q.offset else q
+
+
+def _conv_out(x: TaichiTensor, weight: TaichiTensor, options: Any) -> tuple:
+    """conv2d's output height and width."""
+    (h, w), (kh, kw) = x.shape[2:], weight.shape[2:]
+    return (conv_output_size(h, kh, options.stride[0], options.padding[0], options.dilation[0]),
+            conv_output_size(w, kw, options.stride[1], options.padding[1], options.dilation[1]))
 
 
 def _view(buf: Any, shape: tuple, strides: tuple, like: TaichiTensor, offset: int = 0) -> TaichiTensor:
@@ -67,12 +75,11 @@ def conv2d_im2col(x: TaichiTensor, weight: TaichiTensor, bias: TaichiTensor | No
     n, c, h, w = x.shape
     o, cg, kh, kw = weight.shape
     g = options.groups
-    ho = conv_output_size(h, kh, options.stride[0], options.padding[0], options.dilation[0])
-    wo = conv_output_size(w, kw, options.stride[1], options.padding[1], options.dilation[1])
+    ho, wo = _conv_out(x, weight, options)
     length, rows = ho * wo, cg * kh * kw
-    wm = _reshape(weight, (1, g, o // g, rows))
+    wm = reshaped(weight, (1, g, o // g, rows))
     if bias is not None:
-        wm = L.cat((wm, _reshape(bias, (1, g, o // g, 1))), 3)
+        wm = L.cat((wm, reshaped(bias, (1, g, o // g, 1))), 3)
         rows += 1
     cols = alloc((n, g, rows, length), x.dtype, x.device)
     conv_k.im2col(cols.buf, x.view(), (n, c, h, w, ho, wo),
@@ -86,16 +93,10 @@ def conv2d_direct(x: TaichiTensor, weight: TaichiTensor, bias: TaichiTensor | No
     """conv2d as one kernel that reads each window straight from x."""
     n, c, h, w = x.shape
     o, _, kh, kw = weight.shape
-    ho = conv_output_size(h, kh, options.stride[0], options.padding[0], options.dilation[0])
-    wo = conv_output_size(w, kw, options.stride[1], options.padding[1], options.dilation[1])
+    ho, wo = _conv_out(x, weight, options)
     out = alloc((n, o, ho, wo), x.dtype, x.device)
-    weight = contiguous(weight)
-    if weight.offset:
-        weight = materialize(weight)
-    b = None
-    if bias is not None:
-        b = contiguous(bias)
-        b = materialize(b) if b.offset else b
+    weight = _packed(weight)
+    b = None if bias is None else _packed(bias)
     conv_k.direct(out.buf, x.view(), weight.buf, None if b is None else b.buf, (n, c, h, w, ho, wo),
                   _window((kh, kw), options.stride, options.padding, options.dilation), o, options.groups)
     return out
@@ -108,10 +109,9 @@ def _conv2d_class(x: TaichiTensor, weight: TaichiTensor, options: Any) -> tuple:
     """The shape class a conv2d's timing stands for: everything but the batch
     and spatial sizes, which count as the power of two of the output's
     elements per output channel."""
-    n, _, h, w = x.shape
+    n = x.shape[0]
     o, cg, kh, kw = weight.shape
-    ho = conv_output_size(h, kh, options.stride[0], options.padding[0], options.dilation[0])
-    wo = conv_output_size(w, kw, options.stride[1], options.padding[1], options.dilation[1])
+    ho, wo = _conv_out(x, weight, options)
     return (str(x.dtype), cg, o // options.groups, options.groups, kh, kw, *options.stride, *options.dilation,
             max(n * ho * wo, 1).bit_length(), SETTINGS.matmul)
 
@@ -143,18 +143,15 @@ class TaichiModuleOps(ModuleOps):
         g = options.groups
         cig, co, taps = ci // g, og * g, kh * kw
         # cols [N, g, og*kk, H*W] = weight^T @ x per group: already [N, Co, kh, kw, H, W].
-        wt = _reshape(weight, (1, g, cig, og * taps))
+        wt = reshaped(weight, (1, g, cig, og * taps))
         wt = _view(wt.buf, (1, g, og * taps, cig), (0, cig * og * taps, 1, og * taps), wt, wt.offset)
-        cols = L.matmul(wt, _reshape(x, (n, g, cig, h * w)))
+        cols = L.matmul(wt, reshaped(x, (n, g, cig, h * w)))
         ho = conv_transpose_output_size(h, kh, options.stride[0], options.padding[0], options.padding_out[0],
                                         options.dilation[0])
         wo = conv_transpose_output_size(w, kw, options.stride[1], options.padding[1], options.padding_out[1],
                                         options.dilation[1])
         out = alloc((n, co, ho, wo), x.dtype, x.device)
-        b = None
-        if bias is not None:
-            b = contiguous(_as(bias, x.dtype))
-            b = materialize(b) if b.offset else b
+        b = None if bias is None else _packed(_as(bias, x.dtype))
         conv_k.col2im(out.buf, cols.buf, None if b is None else b.buf, (n, co, h, w, ho, wo),
                       _window((kh, kw), options.stride, options.padding, options.dilation))
         return out
@@ -179,9 +176,9 @@ class TaichiModuleOps(ModuleOps):
         cols = alloc((n, c * kh * kw, length), x.dtype, x.device)
         conv_k.im2col(cols.buf, x.view(), dims, window, c * kh * kw * length, length)
         cols_t = _view(cols.buf, (n, g, length, rows), (c * kh * kw * length, rows * length, 1, length), x)
-        gm = _reshape(output_grad, (n, g, og, length))
+        gm = reshaped(output_grad, (n, g, og, length))
         gw = L.reduce("conv2d_weight_backward", L.matmul(gm, cols_t), 0, L.Reduce.SUM)
-        return _reshape(gw, (o, cg, kh, kw))
+        return reshaped(gw, (o, cg, kh, kw))
 
     # -- pooling ----------------------------------------------------------------------------
     @classmethod
@@ -221,14 +218,14 @@ class TaichiModuleOps(ModuleOps):
         dtype = output_grad.dtype
         wide = dtype == F16 and _rt.current.spirv  # no f16 atomics on some SPIR-V devices: add in f32
         gx = full((n, c, h * w), 0, F32 if wide else dtype, x.device)
-        g = _reshape(_as(output_grad, F32) if wide else output_grad, (n, c, ho * wo))
-        idx = _reshape(indices, (n, c, ho * wo))
+        g = reshaped(_as(output_grad, F32) if wide else output_grad, (n, c, ho * wo))
+        idx = reshaped(indices, (n, c, ho * wo))
         bad = index_k.scatter_add((n, c, ho * wo), (gx.buf, (gx.strides[0], gx.strides[1], 0), 0),
                                   idx.view(), g.view(), h * w, 1)
         if bad:
             raise IndexError(f"max_pool2d_with_indices_backward: {bad} index value(s) outside the {h}x{w} "
                              "input plane")
-        gx = _reshape(gx, (n, c, h, w))
+        gx = reshaped(gx, (n, c, h, w))
         return materialize(gx, dtype) if wide else gx
 
     @classmethod
