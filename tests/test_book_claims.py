@@ -1,0 +1,121 @@
+"""Claims the book's prose makes about itself, checked against the files:
+chapter 01's reading order names every chapter; each chapter's title is the
+one the index gives it; no reader-visible code carries test-harness markers;
+no chapter changes into a language-specific folder; no stored output shows
+the Taichi banner chapter 05 says burnbook suppresses; and the chapters that
+prose sends the reader to for a topic do show it."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+BOOK = Path(__file__).resolve().parents[1] / "notebooks"
+INDEX_ROW = re.compile(r"^\| (\d\d) \| \[([^\]]+)\]\((en/[^)]+)\) \| \[([^\]]+)\]\((zh/[^)]+)\) \|", re.M)
+HEADINGS = {"en": "## How the book is organised", "zh": "## 本书的组织方式"}
+
+
+def cells(path: Path) -> list[dict]:
+    return json.loads(path.read_text(encoding="utf-8"))["cells"]
+
+
+def chapters(lang: str) -> list[Path]:
+    return sorted((BOOK / lang).glob("[0-9][0-9]-*.ipynb"))
+
+
+def every_chapter() -> list[Path]:
+    return chapters("en") + chapters("zh")
+
+
+def index_titles() -> dict[str, tuple[str, str]]:
+    """Chapter number -> (English title, Chinese title) as the index lists them."""
+    text = "\n".join("".join(c["source"]) for c in cells(BOOK / "00-index.ipynb") if c["cell_type"] == "markdown")
+    return {m.group(1): (m.group(2), m.group(4)) for m in INDEX_ROW.finditer(text)}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_reading_order_names_every_chapter(lang: str) -> None:
+    """Chapter 01 says in which order to read the book: every chapter file
+    that exists, in either language, has its number in that list."""
+    overview = next(p for p in chapters(lang) if p.name.startswith("01-"))
+    section = [("".join(c["source"])) for c in cells(overview)
+               if c["cell_type"] == "markdown" and "".join(c["source"]).startswith(HEADINGS[lang])]
+    assert len(section) == 1, f"{lang}/{overview.name}: no cell starting with {HEADINGS[lang]!r}"
+    named = set(re.findall(r"[(（](\d\d)[)）]", section[0]))
+    existing = {p.name[:2] for p in every_chapter()}
+    missing = sorted(existing - named)
+    assert not missing, f"{lang}/{overview.name}'s reading order does not name chapters {missing}"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_chapter_titles_match_the_index(lang: str) -> None:
+    titles = index_titles()
+    wrong = []
+    for path in chapters(lang):
+        first = "".join(cells(path)[0]["source"]).splitlines()[0]
+        expected = titles.get(path.name[:2], (None, None))[0 if lang == "en" else 1]
+        if first != f"# {expected}":
+            wrong.append(f"{lang}/{path.name}: {first!r}, index: {expected!r}")
+    assert not wrong, "chapter titles differ from notebooks/00-index.ipynb:\n" + "\n".join(wrong)
+
+
+def test_no_test_markers_in_reader_code() -> None:
+    """nbval's directives go in cell tags (`nbval-ignore-output`), where a
+    reader does not see them, not in comments inside the code."""
+    marker = re.compile(r"^\s*#\s*(NBVAL_[A-Z_]+|PYTEST_VALIDATE_IGNORE_OUTPUT)\b", re.M)
+    found = [f"{p.parent.name}/{p.name} cell {i}: {m.group(1)}"
+             for p in every_chapter() for i, c in enumerate(cells(p))
+             if c["cell_type"] == "code" for m in marker.finditer("".join(c["source"]))]
+    assert not found, "test markers in reader code; use the cell's tags instead:\n" + "\n".join(found)
+
+
+def test_no_chapter_changes_into_one_language_folder() -> None:
+    """The zh chapters run the en code cells, so code that names `en` or `zh`
+    as a folder would send a Chinese reader into the English book."""
+    pattern = re.compile(r"""chdir\([^)]*["'](en|zh)["']""")
+    found = [f"{p.parent.name}/{p.name} cell {i}"
+             for p in every_chapter() for i, c in enumerate(cells(p))
+             if c["cell_type"] == "code" and pattern.search("".join(c["source"]))]
+    assert not found, f"chapters change into a language folder: {found}"
+
+
+def outputs_text(cell: dict) -> str:
+    parts = []
+    for out in cell.get("outputs", []):
+        parts.append("".join(out.get("text", "")))
+        parts += ["".join(v) if isinstance(v, list) else str(v) for v in out.get("data", {}).values()]
+    return "\n".join(parts)
+
+
+def test_taichi_banner_is_never_shown() -> None:
+    """Chapter 05 says burnbook imports Taichi without its version banner and
+    hides `ti.init`'s arch line, so a cell shows only what its code prints."""
+    shown = [f"{p.parent.name}/{p.name} cell {i}"
+             for p in every_chapter() for i, c in enumerate(cells(p)) if c["cell_type"] == "code"
+             if re.search(r"\[Taichi\] (version|Starting on arch)", outputs_text(c))]
+    assert not shown, f"Taichi's banner appears in stored outputs: {shown}"
+
+
+def code_of(number: str) -> str:
+    path = next(p for p in chapters("en") if p.name.startswith(f"{number}-"))
+    return "\n".join("".join(c["source"]) for c in cells(path) if c["cell_type"] == "code")
+
+
+def test_chapters_show_what_the_learner_chapter_defers_to_them() -> None:
+    """Chapter 12 sends the reader to the custom-training-loop chapter (17)
+    for what gradient accumulation does underneath: chapter 17 runs it."""
+    assert "GradientsAccumulator" in code_of("17")
+
+
+def test_relu_is_one_graph_node_as_chapter_07_says() -> None:
+    """Chapter 07 says `relu` is a backend operation (one node) and `mean` is
+    composed of `sum` and `div_scalar`: its stored graph shows exactly that."""
+    path = next(p for p in chapters("en") if p.name.startswith("07-"))
+    graph = next(outputs_text(c) for c in cells(path)
+                 if c["cell_type"] == "code" and "show_graph(loss)" in "".join(c["source"]))
+    ops = re.findall(r"= (\w+)\(", graph)
+    assert "relu" in ops and "mask_fill" not in ops, ops
+    assert ops[-2:] == ["sum", "div_scalar"], ops
