@@ -1,6 +1,8 @@
 """Notebook widgets for burnbook, built on ipywidgets and plotly.
 
-Installed as `burnbook.widgets`. Each widget is loaded on first use (PEP 562),
+Installed as `burnbook.widgets`. `show_figure(fig, text)` displays a plain
+plotly figure the way the widgets do (live in JupyterLab, with a static PNG
+for readers without a kernel). Each name is loaded on first use (PEP 562),
 so `import burnbook.widgets` stays cheap and never pulls in plotly by itself.
 The core never imports this package at module level; the Learner loads it only
 inside a running notebook kernel.
@@ -16,6 +18,7 @@ _WIDGETS = {
     "GradientView": ".gradient",
     "TensorView": ".tensor_view",
     "TrainingDashboard": ".dashboard",
+    "show_figure": "._static",
 }
 
 __all__ = sorted(_WIDGETS)

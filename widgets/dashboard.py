@@ -1,8 +1,8 @@
 """The live training dashboard: the notebook renderer the Learner drives.
 
 `TrainingDashboard` is a `MetricsRenderer` (see
-`burnbook.train.renderer.base`) drawn with ipywidgets and a plotly
-`FigureWidget`: one subplot per numeric metric with its train and valid
+`burnbook.train.renderer.base`) drawn with ipywidgets and a plotly figure
+in a `FigurePane`: one subplot per numeric metric with its train and valid
 curves (every iteration, plus the epoch means), a progress bar with the
 rate and the time left, the learning rate, the latest value of every metric,
 and a Stop button that calls the Learner's `TrainingInterrupter.stop()`, so
@@ -12,7 +12,12 @@ Inside a Jupyter kernel the Learner builds one by itself
 (`burnbook.train.renderer.notebook_renderer`); it shows itself at the first
 iteration. Drawing is throttled: metric updates only append to lists, and
 the widgets are refreshed at most once per `interval` seconds (and at the
-end of each epoch), so the dashboard costs the training loop little.
+end of each epoch), so the dashboard costs the training loop little. The
+figure, the one large message, is resent at most every `figure_interval`
+seconds or a tenth of the time since the first iteration, whichever is
+longer (and when `fit` ends), with at most `max_points` float32 points per
+curve: a fit sends well under 1 MB of widget messages, and no JavaScript
+(plotly's `FigureWidget` shipped its ~5 MB bundle with every fit).
 
 The Stop button works while the cell is busy in `fit` with JupyterLab >= 4.4
 and ipykernel >= 7: the frontend sends widget messages to a kernel subshell,
@@ -21,8 +26,9 @@ With older kernels the click is only handled after the cell ends.
 
 When no live kernel is attached (a saved notebook, nbconvert's HTML, GitHub)
 the output still shows the run: the display carries, next to the widget
-view, a static plotly figure (`text/html`) and a one-line `text/plain`
-summary, and both are refreshed in place when `fit` ends. Each epoch also
+view, a PNG of the curves (`image/png`, where a browser can draw one, see
+`widgets._image`) and a one-line `text/plain` summary, both refreshed in
+place when `fit` ends. Each epoch also
 prints one plain line to stdout (as `NotebookTextRenderer` does), a text
 record of the run that nbval can compare.
 """
@@ -45,13 +51,14 @@ from burnbook.train.renderer.base import MetricState, TrainingProgress
 from burnbook.train.renderer.cli import format_duration
 from burnbook.train.renderer.notebook import NotebookTextRenderer, in_notebook
 from burnbook.train.store import Split
-from ._static import LAYOUT, static_html
+from ._static import LAYOUT, FigurePane, static_image
 
 __all__ = ["TrainingDashboard"]
 
 CSS_CLASS = "bb-training-dashboard"
 STOP_CLASS = "bb-stop-button"
-STATIC_CLASS = "bb-training-dashboard-static"
+CURVES_CLASS = "bb-curves"
+FIGURE_GAP_FRACTION = 0.1   # the figure waits at least this share of the time since the first iteration
 COLORS = {Split.Train: "#1f77b4", Split.Valid: "#ff7f0e"}
 LEARNING_RATE = "learning rate"   # a metric whose lower-cased name is this feeds the lr read-out
 
@@ -95,19 +102,6 @@ def _thin(xs: list, ys: list, limit: int) -> tuple[list, list]:
     return [xs[i] for i in keep], [ys[i] for i in keep]
 
 
-def _require_figure_widget() -> None:
-    """Fail at construction, not in the middle of `fit`, when plotly's
-    FigureWidget cannot be made (plotly >= 6 builds it on anywidget). Also
-    loads plotly's widget module (a second or more, once per kernel) before
-    training starts rather than during its first iteration."""
-    try:
-        import anywidget  # noqa: F401
-    except ImportError as err:
-        raise ImportError("TrainingDashboard draws its curves with plotly's FigureWidget, which needs the "
-                          "anywidget package: pip install anywidget (or burnbook[notebook])") from err
-    go.FigureWidget  # noqa: B018 - the class is loaded on first access
-
-
 def _answer_while_busy(widget: W.Widget) -> None:
     """Let `widget`'s messages from the browser be handled while a cell runs.
 
@@ -137,21 +131,24 @@ class TrainingDashboard:
     `interrupter`: the Learner's `TrainingInterrupter` (the Stop button calls
     its `stop()`; without one the button is disabled). `checkpoint`: the
     epoch the run resumes from, shown in the header. `interval`: seconds
-    between two refreshes of the widgets. `max_points`: points per curve
+    between two refreshes of the widgets, `figure_interval` the least
+    between two refreshes of the figure. `max_points`: points per curve
     sent to the browser (longer runs are thinned evenly). `display`: show
     the dashboard at the first iteration (None: when inside a Jupyter
     kernel). `epoch_lines`: also print one text line per epoch to stdout.
     """
 
     def __init__(self, interrupter: Any = None, checkpoint: int | None = None, *, interval: float = 0.25,
-                 max_points: int = 1000, display: bool | None = None, epoch_lines: bool = True) -> None:
-        if interval < 0:
-            raise ValueError(f"TrainingDashboard: interval must be >= 0 seconds, got {interval}")
+                 figure_interval: float = 1.0, max_points: int = 400, display: bool | None = None,
+                 epoch_lines: bool = True) -> None:
+        if interval < 0 or figure_interval < 0:
+            raise ValueError(f"TrainingDashboard: interval and figure_interval must be >= 0 seconds, got "
+                             f"{interval} and {figure_interval}")
         if max_points < 2:
             raise ValueError(f"TrainingDashboard: max_points must be at least 2, got {max_points}")
-        _require_figure_widget()
         self.interrupter, self.checkpoint = interrupter, checkpoint
         self.interval, self.max_points = float(interval), int(max_points)
+        self.figure_interval = float(figure_interval)
         self._display = in_notebook() if display is None else bool(display)
         self._text = NotebookTextRenderer() if epoch_lines else None
         self.curves: dict[tuple[str, Split], _Curve] = {}
@@ -166,10 +163,11 @@ class TrainingDashboard:
         self.status = "waiting for the first iteration"
         self.state = "waiting"      # waiting | running | stopping | stopped | finished | failed
         self.flushes = 0            # widget refreshes so far (the throttle's count)
+        self.redraws = 0            # figures sent to the pane so far
         self._last_flush = -math.inf
+        self._last_redraw = -math.inf
+        self._first_flush: float | None = None
         self._handle: Any = None
-        self._figure_names: list[str] = []   # the metrics the live figure has subplots for
-        self._trace_index: dict[tuple[str, Split, str], int] = {}
         self._build_widgets()
 
     # -- widgets ---------------------------------------------------------------------------
@@ -191,12 +189,12 @@ class TrainingDashboard:
         _answer_while_busy(self.stop_button)
         self.metrics_html = W.HTML("")
         self.metrics_html.add_class("bb-metrics")
-        # Made at the first refresh that knows a metric, then updated in
-        # place: one FigureWidget per fit (each one ships plotly's widget bundle).
-        self.figure_widget: go.FigureWidget | None = None
+        # Empty (and invisible) until the first refresh that knows a metric.
+        self.pane = FigurePane()
+        self.pane.add_class(CURVES_CLASS)
         header = W.HBox([self.stop_button, self.progress_bar, self.progress_html],
                         layout=W.Layout(align_items="center"))
-        self.root = W.VBox([self.status_html, header, self.metrics_html])
+        self.root = W.VBox([self.status_html, header, self.metrics_html, self.pane])
         self.root.add_class(CSS_CLASS)
 
     def _on_stop(self, _button: Any = None) -> None:
@@ -303,27 +301,19 @@ class TrainingDashboard:
     # -- drawing ---------------------------------------------------------------------------
     def _flush(self, force: bool = False) -> None:
         """Push what changed to the widgets; at most once per `interval`
-        unless forced (state changes, epoch ends)."""
+        unless forced (state changes, epoch ends), the figure less often."""
         now = time.monotonic()
         if not force and now - self._last_flush < self.interval:
             return
         self._last_flush = now
         self.flushes += 1
-        if self.metric_names != self._figure_names:
-            # A metric appeared (the first one, or one only validation has): new subplots.
-            for curve in self.curves.values():
-                curve.dirty = False
-            self._refigure()
-        else:
-            dirty = [(key, c) for key, c in self.curves.items() if c.dirty]
-            if dirty and self.figure_widget is not None:
-                with self.figure_widget.batch_update():
-                    for (name, split), curve in dirty:
-                        curve.dirty = False
-                        line = self.figure_widget.data[self._trace_index[(name, split, "iteration")]]
-                        line.x, line.y = _thin(curve.x, curve.y, self.max_points)
-                        means = self.figure_widget.data[self._trace_index[(name, split, "epoch")]]
-                        means.x, means.y = list(curve.epoch_x), list(curve.epoch_y)
+        if self._first_flush is None:
+            self._first_flush = now
+        dirty = any(c.dirty for c in self.curves.values())
+        gap = max(self.figure_interval, FIGURE_GAP_FRACTION * (now - self._first_flush))
+        final = self.state in ("stopped", "finished", "failed")
+        if self.metric_names and dirty and (final or now - self._last_redraw >= gap):
+            self._redraw(now)
         self.status_html.value = self._status_text()
         fraction, text = self._progress_text()
         self.progress_bar.value = fraction
@@ -331,6 +321,14 @@ class TrainingDashboard:
             self.state, "info")
         self.progress_html.value = text
         self.metrics_html.value = self._metrics_text()
+
+    def _redraw(self, now: float) -> None:
+        """Send the whole figure to the pane (an Output widget: one message)."""
+        for curve in self.curves.values():
+            curve.dirty = False
+        self._last_redraw = now
+        self.redraws += 1
+        self.pane.show(self.figure(), self.summary())
 
     def _status_text(self) -> str:
         resumed = f" (resumed after epoch {self.checkpoint})" if self.checkpoint else ""
@@ -364,23 +362,6 @@ class TrainingDashboard:
                             f"<td>{html.escape(text)}</td></tr>")
         return f"<table>{''.join(rows)}</table>" if rows else ""
 
-    def _refigure(self) -> None:
-        """Give the live figure one subplot per metric known so far. The
-        first time makes the FigureWidget; later, its traces and layout are
-        replaced in place (a new FigureWidget would ship plotly's ~5 MB
-        widget bundle to the browser again). Metrics are never removed, so
-        the new layout sets every axis the old one had."""
-        fig, self._figure_names, self._trace_index = self._build_figure()
-        if self.figure_widget is None:
-            self.figure_widget = go.FigureWidget(fig)
-            self.figure_widget.add_class("bb-curves")
-            self.root.children = (*self.root.children, self.figure_widget)
-            return
-        live = self.figure_widget
-        live.data = ()
-        live.layout = fig.layout
-        live.add_traces(list(fig.data))
-
     def figure(self) -> go.Figure:
         """The curves as a plain plotly `Figure` (what the static output
         shows): one subplot per numeric metric; in each, per split, the
@@ -391,7 +372,9 @@ class TrainingDashboard:
         """The figure as one dict (plotly's `make_subplots` and `add_trace`
         validate every call and cost ~100 ms per figure; one dict is
         validated once), the metrics it has subplots for, and where each
-        curve's traces are in `fig.data`."""
+        curve's traces are in `fig.data`. Values are sent as float32 (plotly
+        encodes NumPy arrays as base64): half the bytes of float64, and far
+        finer than a curve can show."""
         names = list(self.metric_names)
         cols = max(len(names), 1)
         gap = 0.08 if cols > 1 else 0.0
@@ -414,13 +397,14 @@ class TrainingDashboard:
                 break
             for split in (Split.Train, Split.Valid):
                 curve = self.curves.get((name, split), _Curve())
-                xs, ys = _thin(curve.x, curve.y, self.max_points)
+                xs, ys = (np.asarray(v, dtype=np.float32) for v in _thin(curve.x, curve.y, self.max_points))
                 axes = dict(xaxis=f"x{suffix}", yaxis=f"y{suffix}", legendgroup=str(split))
                 index[(name, split, "iteration")] = len(data)
                 data.append(dict(type="scatter", x=xs, y=ys, mode="lines", name=f"{name} ({split})",
                                  line=dict(color=COLORS[split], width=1), opacity=0.6, **axes))
                 index[(name, split, "epoch")] = len(data)
-                data.append(dict(type="scatter", x=list(curve.epoch_x), y=list(curve.epoch_y), mode="lines+markers",
+                data.append(dict(type="scatter", x=np.asarray(curve.epoch_x, dtype=np.float32),
+                                 y=np.asarray(curve.epoch_y, dtype=np.float32), mode="lines+markers",
                                  name=f"{name} ({split}, epoch mean)", marker=dict(size=7),
                                  line=dict(color=COLORS[split], width=2, dash="dot"), **axes))
         # No legend: the colour is the split (as in the metrics table above
@@ -433,7 +417,7 @@ class TrainingDashboard:
         """Close every widget of the dashboard (their views disappear and the
         kernel forgets them); the curves stay available in `figure()`."""
         for widget in (self.status_html, self.progress_bar, self.progress_html, self.stop_button,
-                       self.metrics_html, self.figure_widget, *self.root.children, self.root):
+                       self.metrics_html, self.pane, *self.root.children, self.root):
             if widget is not None:
                 widget.close()
 
@@ -459,21 +443,21 @@ class TrainingDashboard:
                 parts.append(f"{split}: {', '.join(values)}")
         return f"TrainingDashboard: {self.status}" + (f"; {'; '.join(parts)}" if parts else "")
 
-    def static_html(self) -> str:
-        """The static output: the status line and the curves as a plotly
-        figure (plotly.js from its CDN; the element id is a hash of the figure)."""
-        div = static_html(self.figure(), CSS_CLASS)
-        return (f'<div class="{STATIC_CLASS}"><p>{self._status_text()}</p>'
-                f"<p>{self._progress_text()[1]}</p>{div}</div><!-- end {STATIC_CLASS} -->")
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> dict:
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None,
+                          **kwargs: Any) -> dict | tuple[dict, dict]:
         bundle = self.root._repr_mimebundle_(include=include, exclude=exclude) or {}
         if isinstance(bundle, tuple):   # (data, metadata) from some ipywidgets versions
             bundle = bundle[0]
         bundle = dict(bundle)
+        bundle.pop("text/html", None)
+        metadata: dict = {}
+        if self.state in ("stopped", "finished", "failed"):
+            # Drawn once, when fit ends (`on_fit_end` updates the display):
+            # the display made at the first iteration has no curves yet.
+            image, metadata = static_image(self.figure())
+            bundle.update(image)
         bundle["text/plain"] = self.summary()
-        bundle["text/html"] = self.static_html()
-        return bundle
+        return (bundle, metadata) if metadata else bundle
 
     def __repr__(self) -> str:
         return self.summary()

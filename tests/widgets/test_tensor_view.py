@@ -143,8 +143,7 @@ def test_bundle_and_errors():
     view = TensorView(batch(3))
     bundle = view._repr_mimebundle_()
     assert bundle["text/plain"] == view.summary()
-    assert "bb-tensor-view" in bundle["text/html"] and "bb-tensor-view" in view._dom_classes
-    assert bundle["text/html"] == TensorView(batch(3))._repr_mimebundle_()["text/html"]
+    assert "text/html" not in bundle and "bb-tensor-view" in view._dom_classes
     with pytest.raises(ValueError, match="rank 1 to 4, got rank 5"):
         TensorView(np.zeros((1, 1, 1, 1, 1)))
     with pytest.raises(ValueError, match="rank 0"):
