@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -64,7 +65,8 @@ def forbidden() -> list[tuple[re.Pattern, str]]:
     return rules
 
 
-def zh_markdown() -> list[tuple[str, int, str]]:
+@lru_cache(maxsize=1)
+def zh_markdown() -> tuple[tuple[str, int, str], ...]:
     """(file, cell index, markdown) for every zh chapter; a .md chapter is one cell."""
     cells = []
     for path in sorted(ZH.glob("*.ipynb")):
@@ -72,7 +74,7 @@ def zh_markdown() -> list[tuple[str, int, str]]:
         cells += [(path.name, i, "".join(c["source"]))
                   for i, c in enumerate(nb["cells"]) if c["cell_type"] == "markdown"]
     cells += [(p.name, 0, p.read_text(encoding="utf-8")) for p in sorted(ZH.glob("*.md")) if p != GLOSSARY]
-    return cells
+    return tuple(cells)
 
 
 def excerpt(text: str, start: int, end: int) -> str:
