@@ -119,3 +119,20 @@ def test_relu_is_one_graph_node_as_chapter_07_says() -> None:
     ops = re.findall(r"= (\w+)\(", graph)
     assert "relu" in ops and "mask_fill" not in ops, ops
     assert ops[-2:] == ["sum", "div_scalar"], ops
+
+
+def heading_levels(path: Path) -> list[int]:
+    text = "\n".join("".join(c["source"]) for c in cells(path) if c["cell_type"] == "markdown")
+    text = re.sub(r"^(```|~~~).*?^\1", "", text, flags=re.S | re.M)
+    return [len(m.group(1)) for m in re.finditer(r"^(#{1,6}) ", text, re.M)]
+
+
+def test_zh_chapters_have_the_english_sections() -> None:
+    """A translation that lost a section (or kept one the English dropped)
+    shows as a different sequence of heading levels."""
+    differ = []
+    for zh in chapters("zh"):
+        en = BOOK / "en" / zh.name
+        if en.exists() and heading_levels(en) != heading_levels(zh):
+            differ.append(f"{zh.name}: en {heading_levels(en)}, zh {heading_levels(zh)}")
+    assert not differ, "zh chapters whose sections differ from the English:\n" + "\n".join(differ)
