@@ -136,3 +136,28 @@ def test_zh_chapters_have_the_english_sections() -> None:
         if en.exists() and heading_levels(en) != heading_levels(zh):
             differ.append(f"{zh.name}: en {heading_levels(en)}, zh {heading_levels(zh)}")
     assert not differ, "zh chapters whose sections differ from the English:\n" + "\n".join(differ)
+
+
+def test_momentum_first_step_as_chapter_10_says() -> None:
+    """Chapter 10: the first step sets v1 = g1 (no dampening), so momentum's
+    first step equals plain SGD's, and later steps follow
+    v_t = mu v_{t-1} + (1 - d) g_t. Replayed here on w^2 from w = 1 with
+    lr 0.1 and Burn's defaults, against the chapter's stored trajectories."""
+    path = next(p for p in chapters("en") if p.name.startswith("10-"))
+    rows = {}
+    for c in cells(path):
+        if c["cell_type"] == "code":
+            for line in outputs_text(c).splitlines():
+                name, _, values = line.partition("  ")
+                if name.strip() in ("sgd", "momentum") and values.split():
+                    rows[name.strip()] = [float(v) for v in values.split()]
+    assert {"sgd", "momentum"} <= set(rows), f"{path.name}: no sgd/momentum trajectories in the outputs"
+    lr, mu, d, w, v = 0.1, 0.9, 0.1, 1.0, None
+    expected = []
+    for _ in range(len(rows["momentum"])):
+        g = 2.0 * w
+        v = g if v is None else mu * v + (1.0 - d) * g
+        w -= lr * v
+        expected.append(w)
+    assert rows["momentum"][0] == rows["sgd"][0]
+    assert rows["momentum"] == pytest.approx(expected, abs=1e-4)
