@@ -161,3 +161,18 @@ def test_momentum_first_step_as_chapter_10_says() -> None:
         expected.append(w)
     assert rows["momentum"][0] == rows["sgd"][0]
     assert rows["momentum"] == pytest.approx(expected, abs=1e-4)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_reading_order_follows_the_index(lang: str) -> None:
+    """Chapter 01's reading order and the index list the chapters they share
+    in the same order (the index is the table of contents)."""
+    overview = next(p for p in chapters(lang) if p.name.startswith("01-"))
+    section = next("".join(c["source"]) for c in cells(overview)
+                   if c["cell_type"] == "markdown" and "".join(c["source"]).startswith(HEADINGS[lang]))
+    text = "\n".join("".join(c["source"]) for c in cells(BOOK / "00-index.ipynb") if c["cell_type"] == "markdown")
+    index_order = [m.group(1) for m in INDEX_ROW.finditer(text)]
+    overview_order = list(dict.fromkeys(re.findall(r"[(（](\d\d)[)）]", section)))
+    shared = set(index_order) & set(overview_order)
+    assert [n for n in overview_order if n in shared] == [n for n in index_order if n in shared], (
+        f"{lang}/{overview.name} reads {overview_order}, the index {index_order}")
