@@ -14,7 +14,7 @@ from typing import Callable
 
 import numpy as np
 
-from .cases import dashboard, fusion, training
+from .cases import dashboard, distributed, fusion, training
 from .cases.autodiff import mlp_size
 from .cases.dispatch import BAR_OPS
 from .harness import fmt_time
@@ -177,6 +177,8 @@ def info_lines(results: list) -> list:
     for res in by_id.values():
         if res.case.family == dashboard.FAMILY:
             lines += dashboard.info_lines(res)
+        if res.case.family == distributed.FAMILY:
+            lines += distributed.info_lines(res)
     return lines
 
 

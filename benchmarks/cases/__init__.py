@@ -1,9 +1,9 @@
 """The benchmark families, in report order. Each module has `FAMILY`, `TITLE`,
 `INTRO` (a paragraph for the report) and `cases(profile) -> list[Case]`."""
 
-from . import autodiff, dashboard, dispatch, elementwise, fusion, matmul, reductions, training
+from . import autodiff, dashboard, dispatch, distributed, elementwise, fusion, matmul, reductions, training
 
-FAMILIES = (dispatch, elementwise, reductions, matmul, autodiff, fusion, training, dashboard)
+FAMILIES = (dispatch, elementwise, reductions, matmul, autodiff, fusion, training, dashboard, distributed)
 
 
 def all_cases(profile) -> list:

@@ -67,7 +67,8 @@ class Learner:
     def __init__(self, *, model: Any, optim: Any, lr_scheduler: Any, directory: Path, num_epochs: int,
                  checkpoint: int | None, grad_accumulation: int | None, devices: list, checkpointer: Any,
                  processor: EventProcessor, store: EventStore, interrupter: TrainingInterrupter,
-                 early_stopping: Any, summary_metrics: list[str] | None, log_to_file: bool) -> None:
+                 early_stopping: Any, summary_metrics: list[str] | None, log_to_file: bool,
+                 distributed: Any = None) -> None:
         self.model, self.optim, self.lr_scheduler = model, optim, lr_scheduler
         self.directory = directory
         self.num_epochs, self.checkpoint, self.grad_accumulation = num_epochs, checkpoint, grad_accumulation
@@ -75,6 +76,8 @@ class Learner:
         self.processor, self.store, self.interrupter = processor, store, interrupter
         self.early_stopping, self.summary_metrics, self.log_to_file = early_stopping, summary_metrics, log_to_file
         self.epochs_done: list[int] = []  # epochs trained by the last fit, in order
+        self.distributed = distributed  # e.g. DataParallel(2): training epochs run on its workers
+        self._session: Any = None
 
     @property
     def renderer(self) -> Any:
@@ -125,6 +128,16 @@ class Learner:
             self._replay(self.checkpoint)
             start = self.checkpoint + 1
             log.info("Resumed from the checkpoint of epoch %d", self.checkpoint)
+        if self.distributed is not None:
+            self._session = self.distributed.start(self)
+        try:
+            self._epochs(dataloader_train, dataloader_valid, start)
+        finally:
+            if self._session is not None:
+                self._session.close()
+                self._session = None
+
+    def _epochs(self, dataloader_train: Any, dataloader_valid: Any, start: int) -> None:
         for epoch in range(start, self.num_epochs + 1):
             started = time.monotonic()
             self._train_epoch(dataloader_train, epoch)
@@ -163,6 +176,11 @@ class Learner:
 
     def _train_epoch(self, loader: Any, epoch: int) -> None:
         log.info("Executing training step for epoch %d", epoch)
+        if self._session is not None:
+            iteration = self._session.train_epoch(loader, epoch)
+            if iteration == 0 and not self.interrupter.should_stop():
+                raise ValueError(f"the training data loader gave no batch in epoch {epoch}")
+            return
         self.processor.start_epoch(Split.Train, epoch)
         accumulation = (self.grad_accumulation or 1) * max(len(self.devices), 1)
         accumulator, pending = GradientsAccumulator(), 0

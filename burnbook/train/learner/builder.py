@@ -79,6 +79,7 @@ class LearnerBuilder:
         self._summary = False
         self._log_to_file = True
         self._interrupter = TrainingInterrupter()
+        self._distributed: Any = None
 
     # -- metrics -------------------------------------------------------------------------
     def metric_train(self, metric: Any) -> "LearnerBuilder":
@@ -146,6 +147,17 @@ class LearnerBuilder:
         self._devices = devices
         return self
 
+    def distributed(self, strategy: Any) -> "LearnerBuilder":
+        """Train on several worker processes, e.g. `DataParallel(2)` from
+        `burnbook.train.distributed` (one model replica per Ray worker,
+        gradients averaged by an all-reduce); validation, metrics and
+        checkpoints stay in this process."""
+        if not callable(getattr(strategy, "start", None)):
+            raise TypeError(f"{type(strategy).__name__} is not a distributed strategy (no start(learner)); "
+                            "use burnbook.train.distributed.DataParallel(num_workers)")
+        self._distributed = strategy
+        return self
+
     def checkpoint(self, epoch: int) -> "LearnerBuilder":
         """Resume from the checkpoint of `epoch`: training continues at epoch + 1."""
         self._checkpoint = _positive_int("checkpoint", epoch)
@@ -204,6 +216,9 @@ class LearnerBuilder:
             raise TypeError(f"build: {type(optim).__name__} is not an optimizer: did you pass the config? "
                             "Call .init() on it")
         _check_trainable(model)
+        if self._distributed is not None and len(self._devices) > 1:
+            raise ValueError(f"build: devices({len(self._devices)} devices) takes turns in one process and "
+                             f"{self._distributed!r} runs one replica per worker; choose one of them")
         scheduler = as_lr_scheduler(lr_scheduler)
         self.directory.mkdir(parents=True, exist_ok=True)
         store = EventStore()
@@ -231,7 +246,7 @@ class LearnerBuilder:
                        grad_accumulation=self._grad_accumulation, devices=self._devices, checkpointer=checkpointer,
                        processor=EventProcessor(self._metrics, renderer, store), store=store,
                        interrupter=self._interrupter, early_stopping=self._early_stopping, summary_metrics=summary,
-                       log_to_file=self._log_to_file)
+                       log_to_file=self._log_to_file, distributed=self._distributed)
 
 
 def _check_trainable(model: Any) -> None:
