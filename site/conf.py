@@ -1,0 +1,171 @@
+"""Sphinx configuration of the book's website (tools/build_site.py runs it).
+
+One configuration serves both languages: build_site.py stages a language's
+notebooks into the source folder with `_site.json` (its language, each
+page's notebook in the repository, the pages of the twin build) and passes
+`-D language=en|zh_CN`. Outputs are the notebooks' stored ones, never
+re-executed; a figure shows as its stored static image (SVG or PNG), and
+nothing on a page loads a script from another host.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from urllib.parse import quote
+
+from sphinx.search.zh import SearchChinese
+
+# The repository readers launch chapters from (README's Binder badge).
+REPOSITORY_URL = os.environ.get("BURNBOOK_SITE_REPOSITORY", "https://github.com/burnbook/burnbook")
+REPOSITORY_BRANCH = os.environ.get("BURNBOOK_SITE_BRANCH", "main")
+BINDERHUB_URL = "https://mybinder.org"
+# `make lab` serves notebooks/ on JupyterLab's default port.
+LOCAL_LAB_URL = "http://localhost:8888/lab/tree"
+
+project = "burnbook"
+author = "burnbook authors"
+copyright = "burnbook authors"
+
+extensions = ["myst_nb", "sphinx.ext.mathjax"]
+root_doc = "index"
+exclude_patterns = ["_build", "_mathjax", "**.ipynb_checkpoints", "_site.json", "_jieba_dict.txt"]
+templates_path = ["_templates"]
+html_static_path = ["_static"]
+html_css_files = ["burnbook.css"]
+
+# Stored outputs only.
+nb_execution_mode = "off"
+# A figure output carries a static image beside its interactive HTML/widget
+# bundles: the site shows the image. Widget views and JavaScript outputs are
+# never rendered (they need a kernel-side or CDN-side widget manager), and no
+# widget manager is loaded.
+nb_mime_priority_overrides = [
+    ("html", "application/vnd.jupyter.widget-view+json", None),
+    ("html", "application/javascript", None),
+    ("html", "image/svg+xml", 21),
+    ("html", "image/png", 22),
+    ("html", "image/jpeg", 23),
+    ("html", "text/html", 30),
+]
+nb_ipywidgets_js = {}
+nb_output_stderr = "show"
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
+myst_heading_anchors = 3
+suppress_warnings = ["mystnb.unknown_mime_type", "myst.header"]
+
+html_theme = "sphinx_book_theme"
+html_title = "burnbook"
+html_copy_source = True
+html_last_updated_fmt = None
+html_theme_options = {
+    "repository_url": REPOSITORY_URL,
+    "repository_branch": REPOSITORY_BRANCH,
+    "use_repository_button": True,
+    "use_download_button": True,
+    "use_source_button": False,
+    "use_edit_page_button": False,
+    "use_issues_button": False,
+    "show_toc_level": 2,
+    "home_page_in_toc": True,
+    "article_header_end": ["lang-switch.html", "article-header-buttons.html"],
+}
+
+
+def _site_facts(srcdir: Path) -> dict:
+    path = srcdir / "_site.json"
+    if not path.exists():
+        raise RuntimeError(f"{path} is missing: build the site with tools/build_site.py, which stages it")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _relative(pagename: str, target: str) -> str:
+    """A URL from `pagename`'s page to `target`, a path relative to this build's root."""
+    depth = pagename.count("/")
+    return "../" * depth + target
+
+
+def _page_language(app, pagename, templatename, context, doctree):
+    """The links to this page in the other language (before the theme drops empty templates)."""
+    facts = app.config.burnbook_site
+    lang = facts["lang"]
+    twins = []
+    for other, pages in facts["twins"].items():
+        if pagename in pages:
+            twins.append({"lang": other, "name": facts["names"][other],
+                          "url": _relative(pagename, f"../{other}/{pagename}.html")})
+    context["bb_lang"] = lang
+    context["bb_twins"] = twins
+
+
+def _launch_buttons(app, pagename, templatename, context, doctree):
+    """Binder and local JupyterLab links to the page's notebook in the repository."""
+    notebook = app.config.burnbook_site["pages"].get(pagename)
+    if notebook is None or "header_buttons" not in context:
+        return
+    context["bb_notebook"] = notebook
+    org_repo = REPOSITORY_URL.rstrip("/").split("github.com/")[-1]
+    binder = (f"{BINDERHUB_URL}/v2/gh/{org_repo}/{REPOSITORY_BRANCH}"
+              f"?urlpath={quote('lab/tree/' + notebook, safe='/')}")
+    lab_path = notebook.removeprefix("notebooks/")
+    lab = f"{LOCAL_LAB_URL}/{quote(lab_path, safe='/')}"
+    context["header_buttons"].append({
+        "type": "group",
+        "tooltip": "Launch interactive content",
+        "icon": "fas fa-rocket",
+        "label": "launch-buttons",
+        "buttons": [
+            {"type": "link", "text": "Binder", "tooltip": "Launch on Binder", "label": "launch-binder",
+             "icon": "_static/images/logo_binder.svg", "url": binder},
+            {"type": "link", "text": "JupyterLab", "label": "launch-jupyterlab",
+             "tooltip": "Open in your JupyterLab (make lab)",
+             "icon": "_static/images/logo_jupyterhub.svg", "url": lab},
+        ],
+    })
+
+
+def _configure(app, config):
+    facts = _site_facts(Path(app.srcdir))
+    config.burnbook_site = facts
+    if facts["lang"] == "zh":
+        config.html_title = "burnbook 之书"
+        # Sphinx indexes Chinese words only with jieba installed (the [site] extra).
+        config.html_search_language = "zh"
+        # The book's terms (staged from the index and the glossary) as whole words.
+        terms = Path(app.srcdir) / "_jieba_dict.txt"
+        if terms.exists():
+            config.html_search_options = {"dict": str(terms)}
+    if (Path(app.srcdir) / "_mathjax" / "mathjax" / "MathJax.js").exists():
+        # MathJax 2 served from the site itself: no CDN for math either.
+        config.html_static_path = [*config.html_static_path, str(Path(app.srcdir) / "_mathjax")]
+        config.mathjax_path = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"
+        config.mathjax2_config = {"tex2jax": {"inlineMath": [["\\(", "\\)"]],
+                                              "displayMath": [["\\[", "\\]"]],
+                                              "processEscapes": True,
+                                              # Sphinx marks <body> tex2jax_ignore: math spans opt back in.
+                                              "processClass": "math|output_area|tex2jax_process"},
+                                   # jupyter-server-mathjax ships the STIX-Web fonts only.
+                                   "HTML-CSS": {"availableFonts": [], "preferredFont": None,
+                                                "webFont": "STIX-Web", "imageFont": None}}
+
+
+class _SearchChinese(SearchChinese):
+    """Sphinx 9.0's Chinese search with a working stemmer in the browser.
+
+    It ships the English Snowball stemmer's JavaScript (for Latin words) but
+    names it after `language_name`, so language_data.js assigns an undefined
+    `ChineseStemmer` and every search on a zh page fails.
+    """
+
+    language_name = "English"
+
+
+def setup(app):
+    app.add_config_value("burnbook_site", {}, "html")
+    app.add_search_language(_SearchChinese)
+    app.connect("config-inited", _configure)
+    app.connect("html-page-context", _page_language, priority=100)
+    # After the theme's own buttons (priority 501), which it prepares first.
+    app.connect("html-page-context", _launch_buttons, priority=502)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
