@@ -61,7 +61,7 @@ FLOAT_OPS: tuple[str, ...] = (
     "float_clamp",
     # unary math
     "float_exp", "float_log", "float_log1p", "float_erf", "float_sqrt",
-    "float_recip", "float_cos", "float_sin", "float_tanh", "float_relu",
+    "float_recip", "float_cos", "float_sin", "float_tanh", "float_relu", "float_sigmoid",
     # comparison (return Bool primitives)
     "float_equal", "float_greater", "float_greater_equal", "float_lower",
     "float_lower_equal", "float_equal_elem", "float_greater_elem",
@@ -214,6 +214,16 @@ class Backend(ModuleOps):
         """max(x, 0) with 0 where x <= 0 (Burn's `ActivationOps::relu`): a
         default from two primitives; backends override it with one pass."""
         return cls.float_mask_fill(p, cls.float_lower_equal_elem(p, 0.0), 0.0)
+
+    @classmethod
+    def float_sigmoid(cls, p):
+        """1 / (1 + e^-x) (Burn's `ActivationOps::sigmoid`), accurate on both
+        tails: with e = e^-|x| (never overflows), 1 / (1 + e) for x >= 0 and
+        e / (1 + e) for x < 0, so sigmoid(-88) keeps f32 relative accuracy
+        where 1 - small or (1 + tanh(x/2)) / 2 would cancel to 0."""
+        e = cls.float_exp(cls.float_neg(cls.float_abs(p)))
+        r = cls.float_recip(cls.float_add_scalar(e, 1.0))
+        return cls.float_mask_where(r, cls.float_lower_elem(p, 0.0), cls.float_mul(e, r))
 
     @classmethod
     def name(cls) -> str:

@@ -141,7 +141,9 @@ class PRelu(Module):
                 raise ValueError(f"PRelu: {n} slopes need the input's dim 1 to have size {n}, got {input.dims()}")
             shape[1] = n
         slope = a.reshape(shape)
-        return input.clamp_min(0.0) + input.clamp_max(0.0) * slope
+        # relu's gradient is 0 at x = 0 and clamp_max's is 1, so the slope
+        # alone applies there, as in torch (two clamps would give 1 + slope).
+        return activation.relu(input) + input.clamp_max(0.0) * slope
 
     def extra_repr(self) -> dict:
         return {"num_parameters": self.alpha.val().dims()[0]}

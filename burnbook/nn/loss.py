@@ -196,6 +196,31 @@ class BinaryCrossEntropyLossConfig:
         return BinaryCrossEntropyLoss(weights=weights, smoothing=self.smoothing, logits=self.logits)
 
 
+def _log_clamped(x: Tensor) -> Tensor:
+    """max(log x, -100), with x = 0 mapped straight to -100 so that no
+    backend takes log(0) (NumPy would warn about it)."""
+    zero = x.lower_equal_elem(0.0)
+    return x.mask_fill(zero, 1.0).log().clamp_min(-100.0).mask_fill(zero, -100.0)
+
+
+def _bce_on_probabilities(p: Tensor, t: Tensor) -> Tensor:
+    """-(t log p + (1 - t) log(1 - p)) per element, each log clamped at -100,
+    with PyTorch's gradient (p - t) / max(p (1 - p), 1e-12).
+
+    Differentiating the clamped logs themselves gives 0 * inf = NaN at p = 0
+    or 1, even for a correct confident prediction. So the value is computed
+    from a detached p, and the gradient rides on p * c - detach(p) * c with c
+    that detached coefficient: a term that is exactly 0 and whose gradient
+    is c. (A second derivative through it sees c as a constant.)"""
+    pd = p.detach()
+    log_p = _log_clamped(pd)
+    log_q = _log_clamped(pd.neg().add_scalar(1.0))
+    value = t.mul(log_p).add(t.neg().add_scalar(1.0).mul(log_q)).neg()
+    td = t.detach()
+    c = pd.sub(td).div(pd.mul(pd.neg().add_scalar(1.0)).clamp_min(1e-12))
+    return value.add(p.mul(c).sub(pd.mul(c)))
+
+
 class BinaryCrossEntropyLoss(Module):
     """Binary cross entropy, mean over every element (torch's
     binary_cross_entropy, or ..._with_logits when `logits`).
@@ -223,9 +248,7 @@ class BinaryCrossEntropyLoss(Module):
             # (1 - t) x - log sigmoid(x): stable for large |x|.
             loss = t.neg().add_scalar(1.0).mul(logits).sub(activation.log_sigmoid(logits))
         else:
-            log_p = logits.log().clamp_min(-100.0)
-            log_q = logits.neg().add_scalar(1.0).log().clamp_min(-100.0)
-            loss = t.mul(log_p).add(t.neg().add_scalar(1.0).mul(log_q)).neg()
+            loss = _bce_on_probabilities(logits, t)
         if self.weights is not None:
             loss = loss.mul(self._weights(targets, logits))
         return loss.mean()

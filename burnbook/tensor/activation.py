@@ -24,8 +24,9 @@ def leaky_relu(t: Tensor, negative_slope: float = 0.01) -> Tensor:
 
 
 def sigmoid(t: Tensor) -> Tensor:
-    """1 / (1 + e^-x), written as (1 + tanh(x/2)) / 2 so large |x| cannot overflow."""
-    return t.mul_scalar(0.5).tanh().add_scalar(1.0).mul_scalar(0.5)
+    """1 / (1 + e^-x), accurate on both tails (the backend's `float_sigmoid`;
+    its gradient is y (1 - y) from the output, as in Burn and PyTorch)."""
+    return t._like(t._ops.sigmoid(t._p))
 
 
 def log_sigmoid(t: Tensor) -> Tensor:
@@ -34,15 +35,18 @@ def log_sigmoid(t: Tensor) -> Tensor:
 
 
 def softplus(t: Tensor, beta: float = 1.0) -> Tensor:
-    """log(1 + e^(beta x)) / beta, as max(z, 0) + log1p(e^-|z|) to stay finite.
+    """log(1 + e^(beta x)) / beta, finite and accurate on both tails.
 
-    max(z, 0) is written (z + |z|) / 2: the same values, and with |z|'s
-    gradient 0 at z = 0 the gradient there is sigmoid(0) = 0.5, as it should
-    be (max's one-sided gradient would give 1 at the exact zeros that relu
-    outputs and padding make common)."""
+    With z = beta x: log1p(e^z) where z <= 0 and z + log1p(e^-z) where
+    z > 0, each branch fed a clamped z so neither exponential overflows. The
+    gradient is then e^z / (1 + e^z) on the negative side, relatively
+    accurate down to e^-88 (a sum like (z + |z|) / 2 + ... would add 0.5 and
+    -0.5 to the tiny term and lose it), and sigmoid(0) = 0.5 at z = 0."""
     z = t.mul_scalar(beta)
-    a = z.abs()
-    return z.mul_scalar(0.5).add(a.mul_scalar(0.5)).add(a.neg().exp().log1p()).div_scalar(beta)
+    neg = z.clamp_max(0.0)
+    pos = z.clamp_min(0.0)
+    out = neg.exp().log1p().mask_where(z.greater_elem(0.0), pos.add(pos.neg().exp().log1p()))
+    return out.div_scalar(beta) if beta != 1.0 else out
 
 
 def tanh(t: Tensor) -> Tensor:

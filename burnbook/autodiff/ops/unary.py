@@ -1,6 +1,6 @@
-"""Unary math: exp, log, log1p, erf, sqrt, recip, cos, sin, tanh, relu.
+"""Unary math: exp, log, log1p, erf, sqrt, recip, cos, sin, tanh, relu, sigmoid.
 
-Where the derivative is a function of the output (exp, sqrt, recip, tanh) the
+Where the derivative is a function of the output (exp, sqrt, recip, tanh, sigmoid) the
 output is saved instead of recomputed.
 """
 
@@ -66,3 +66,11 @@ def tanh(F, g, n, x, out):
 def relu(F, g, n, x, out):
     # The gradient is 0 where the output is 0 (x <= 0), as in Burn and PyTorch.
     return F.float_mask_fill(g, F.float_lower_equal_elem(out, 0.0), 0.0)
+
+
+@unary("sigmoid", save_out=True)
+def sigmoid(F, g, n, x, out):
+    # d sigmoid(x)/dx = y (1 - y): relative accuracy on the negative tail,
+    # where y is tiny and 1 - y is 1; on the positive tail y (1 - y) is
+    # 1 - y's rounding, as in PyTorch.
+    return F.float_mul(g, F.float_mul(out, F.float_add_scalar(F.float_neg(out), 1.0)))

@@ -174,7 +174,7 @@ def _build(inner: type) -> type:
         raise TypeError(f"Fusion[{inner!r}]: fused kernels are generated for the Taichi backend only")
     ns = _recorded()
     for name in ALL_OPS:
-        if name in ns or name == "float_relu":  # relu: Backend's default, two recorded ops
+        if name in ns or name in ("float_relu", "float_sigmoid"):  # Backend's defaults, recorded ops
             continue
         kind_op = name.split("_", 1)[-1]
         if name.startswith("float_") and kind_op in _REDUCE:
