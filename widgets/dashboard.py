@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -90,6 +91,26 @@ class _Curve:
             self.epoch_y.append(float(np.mean(self.this_epoch)))
             self.this_epoch = []
             self.dirty = True
+
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def number(value: float) -> str:
+    """Every number the dashboard shows, in one format: 4 significant
+    digits, scientific only below 1e-4 or from 1e4 (0.0711, 2.103, 97.85)."""
+    return f"{value:.4g}"
+
+
+def _entry_text(entry: Any) -> str:
+    """A metric's latest entry as "Name value unit" (`short_text`), its
+    numbers rewritten by `number`: metrics format their own text
+    ("7.11e-2", "0.17"), and the panel shows them side by side."""
+    text = short_text(entry)
+    name = entry.name
+    if not text.startswith(name):
+        return text
+    return name + _NUMBER.sub(lambda m: number(float(m.group())), text[len(name):])
 
 
 def _thin(xs: list, ys: list, limit: int) -> tuple[list, list]:
@@ -349,7 +370,7 @@ class TrainingDashboard:
             eta = (total - done) / rate if rate > 0 else float("inf")
             parts.append(f"ETA {format_duration(eta)}")
         if self.lr is not None:
-            parts.append(f"lr {self.lr:.3g}")
+            parts.append(f"lr {number(self.lr)}")
         return (done / total if total > 0 else 0.0), " &middot; ".join(html.escape(p) for p in parts)
 
     def _metrics_text(self) -> str:
@@ -357,7 +378,7 @@ class TrainingDashboard:
         for split in (Split.Train, Split.Valid):   # the latest entry of every metric, numeric or not
             entries = self._entries[split]
             if entries:
-                text = " | ".join(short_text(e) for e in entries.values())
+                text = " | ".join(_entry_text(e) for e in entries.values())
                 rows.append(f"<tr><th style='text-align:left;padding-right:1em;color:{COLORS[split]}'>{split}</th>"
                             f"<td>{html.escape(text)}</td></tr>")
         return f"<table>{''.join(rows)}</table>" if rows else ""
@@ -438,7 +459,7 @@ class TrainingDashboard:
                     continue
                 value = curve.epoch_y[-1] if curve.epoch_y else (curve.y[-1] if curve.y else None)
                 if value is not None:
-                    values.append(f"{name} {value:.4g}")
+                    values.append(f"{name} {number(value)}")
             if values:
                 parts.append(f"{split}: {', '.join(values)}")
         return f"TrainingDashboard: {self.status}" + (f"; {'; '.join(parts)}" if parts else "")

@@ -30,9 +30,11 @@ from burnbook.module.param import RunningState
 from burnbook.tensor import Float
 
 from ._static import LAYOUT, View
+from .layout import text_size
 
 __all__ = ["GradientView", "ParamGradient", "block_mean"]
 
+SLIDER_FONT = 12   # px, the slider's step labels
 FLAG_COLOURS = {"ok": "#2ca02c", "vanishing": "#1f77b4", "exploding": "#d62728",
                 "non-finite": "#9467bd", "missing": "#7f7f7f"}
 
@@ -249,8 +251,11 @@ class GradientView(View):
                 for i in groups[k] + fixed:
                     vis[i] = True
                 steps.append({"label": label, "method": "restyle", "args": [{"visible": vis}]})
+            # The first and last step labels are centred on the rail's ends:
+            # inset the rail by half the widest label, so none is cut off.
+            inset = max(text_size(label, SLIDER_FONT)[0] for label, _ in self.steps) / 2 + 4
             fig.update_layout(sliders=[{"active": last, "steps": steps, "currentvalue": {"prefix": "showing "},
-                                        "pad": {"t": 30}}])
+                                        "font": {"size": SLIDER_FONT}, "pad": {"t": 30, "l": inset, "r": inset}}])
         fig.update_layout(**LAYOUT)
         fig.update_layout(height=260 + 220 * (hist_rows + heat_rows), bargap=0,
                           title={"text": f"gradients of {len(paths)} parameters, {len(self.steps)} step(s)",

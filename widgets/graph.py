@@ -35,7 +35,7 @@ from burnbook.autodiff.graph import AutodiffTensor, Node, edges_of, nodes_of, va
 from burnbook.backend.base import np_dtype_name
 
 from ._static import LAYOUT, View
-from .layout import layered_layout
+from .layout import label_extent, layered_layout, place_labels, text_size
 
 __all__ = ["GraphView", "value_summary"]
 
@@ -43,6 +43,12 @@ PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
            "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"]
 OP_COLOUR = "#9aa5b1"
 INPUT_COLOUR = "#444444"
+LABEL_SIZE = 10          # px, the node labels' font size
+MARKER = 14              # px, a node marker's size
+ROW_PX = 118             # px between two rows of a layer: room for two-line labels above and below
+LAYER_PX = (34, 140)     # px between two layers: the least tried, and the most
+MARGIN = {"l": 10, "r": 10, "t": 80, "b": 10}   # the title and the legend sit in the top margin
+
 
 
 def value_summary(array: np.ndarray | None) -> str:
@@ -268,7 +274,8 @@ class GraphView(View):
     def figure(self) -> go.Figure:
         """The graph as a plotly figure: a trace "edges", a trace "nodes"
         (one point per node, in `self.nodes` order), one legend entry per
-        module group and a box around each group."""
+        module group and a box around each group; each node's label is an
+        annotation placed where it overlaps no other (see `_place`)."""
         colours = self._colours()
         pos = self.positions
         ex: list = []
@@ -288,13 +295,11 @@ class GraphView(View):
         symbol = ["square" if it.kind == "param" else "diamond" if it.kind == "input" else "circle"
                   for it in self._items]
         outline = [2.5 if it.grad is not None else 0.5 for it in self._items]
+        labels = self._place(xs, ys, text)
         fig.add_trace(go.Scatter(
-            x=xs, y=ys, mode="markers+text", name="nodes", text=text,
-            # Labels alternate above and below along a chain, so neighbours
-            # do not overwrite each other before one zooms in.
-            textposition=["top center" if int(x) % 2 == 0 else "bottom center" for x in xs],
-            textfont={"size": 9}, hovertext=hover, hoverinfo="text", showlegend=False,
-            marker={"size": 14, "color": colour, "symbol": symbol,
+            x=xs, y=ys, mode="markers", name="nodes", text=text,
+            hovertext=hover, hoverinfo="text", showlegend=False,
+            marker={"size": MARKER, "color": colour, "symbol": symbol,
                     "line": {"color": "#111111", "width": outline}}))
         for group, c in colours.items():
             fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=group,
@@ -303,19 +308,50 @@ class GraphView(View):
             gx = [x for x, _ in members]
             gy = [y for _, y in members]
             fig.add_shape(type="rect", x0=min(gx) - 0.35, x1=max(gx) + 0.35, y0=min(gy) - 0.45,
-                          y1=max(gy) + 0.6, line={"color": c, "width": 1, "dash": "dot"},
+                          y1=max(gy) + 0.45, line={"color": c, "width": 1, "dash": "dot"},
                           fillcolor=c, opacity=0.08, layer="below")
-        rows = max(sum(1 for x in xs if x == k) for k in set(xs))
         title = self._title or (f"autodiff graph: {len(self._items)} nodes, output "
                                 f"{self._items[-1].node.op} {list(self._items[-1].node.shape)}")
         fig.update_layout(
-            **LAYOUT, title={"text": title, "x": 0.01},
-            height=self._height or int(min(900, max(320, 90 * rows + 120))),
-            showlegend=bool(colours), legend={"title": {"text": "module"}},
-            xaxis={"visible": False, "range": [min(xs) - 0.6, max(xs) + 0.6]},
-            yaxis={"visible": False, "range": [min(ys) - 0.8, max(ys) + 0.9]},
-            dragmode="pan")
+            **{**LAYOUT, "margin": MARGIN}, title={"text": title, "x": 0.01, "y": 0.98, "yanchor": "top"},
+            width=labels["width"], height=self._height or labels["height"],
+            showlegend=bool(colours),
+            legend={"title": {"text": "module"}, "orientation": "h", "x": 0.0, "xanchor": "left",
+                    "y": 1.0, "yanchor": "bottom"},
+            xaxis={"visible": False, "range": labels["xrange"], "fixedrange": False},
+            yaxis={"visible": False, "range": labels["yrange"]},
+            annotations=labels["annotations"], dragmode="pan")
         return fig
+
+    def _place(self, xs: list[float], ys: list[float], text: list[str]) -> dict:
+        """Each node's label above or below it where it meets no other label
+        (`layout.place_labels`), at the narrowest layer spacing that allows
+        it, and the figure's size and axis ranges that hold every label.
+        The labels are annotations with a faint line to their node."""
+        sizes = [text_size(t, LABEL_SIZE) for t in text]
+        x0, y1 = min(xs), max(ys)
+        rows = len(set(ys)) > 1
+        row_px = ROW_PX if rows else 60
+        layer_px = float(LAYER_PX[0])
+        while True:
+            points = [((x - x0) * layer_px, (y1 - y) * row_px) for x, y in zip(xs, ys)]
+            offsets, overlap = place_labels(points, sizes, marker=MARKER)
+            if overlap == 0 or layer_px >= LAYER_PX[1]:
+                break
+            layer_px *= 1.12
+        left, top, right, bottom = label_extent(points, sizes, offsets)
+        pad = MARKER / 2 + 4   # px beyond the outermost label or marker
+        xrange = [x0 - (max(left, MARKER / 2) + pad) / layer_px, max(xs) + (max(right, MARKER / 2) + pad) / layer_px]
+        yrange = [min(ys) - (max(bottom, MARKER / 2) + pad) / row_px, y1 + (max(top, MARKER / 2) + pad) / row_px]
+        annotations = [
+            {"x": x, "y": y, "text": t, "showarrow": True, "ax": 0, "ay": dy, "arrowhead": 0,
+             "arrowwidth": 0.7, "arrowcolor": "#c3c9d0", "standoff": MARKER / 2, "font": {"size": LABEL_SIZE},
+             "xanchor": "center", "yanchor": "middle"}
+            for x, y, t, dy in zip(xs, ys, text, offsets)]
+        return {
+            "width": int(round((xrange[1] - xrange[0]) * layer_px)) + MARGIN["l"] + MARGIN["r"],
+            "height": int(round((yrange[1] - yrange[0]) * row_px)) + MARGIN["t"] + MARGIN["b"],
+            "xrange": xrange, "yrange": yrange, "annotations": annotations, "overlap": overlap}
 
 
 def _primitive(tensor: Any) -> AutodiffTensor:

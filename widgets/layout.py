@@ -14,13 +14,20 @@ Sugiyama's method cut down to what a computation graph needs:
 
 Long edges are not split into dummy nodes; for graphs of a few hundred
 nodes that keeps the code short and the picture readable.
+
+`place_labels` then puts each node's label above or below it, at the
+nearest of a few heights where it overlaps no other label and no marker,
+and `label_extent` says how far the labels reach past the nodes, so the
+figure can be sized to hold them all (a deep network's graph is wide).
 """
 
 from __future__ import annotations
 
 from typing import Hashable, Sequence
 
-__all__ = ["layered_layout", "layers_of"]
+__all__ = ["layered_layout", "layers_of", "place_labels", "label_extent", "text_size", "Box"]
+
+Box = tuple[float, float, float, float]   # left, top, right, bottom in pixels (y grows downwards)
 
 
 def layers_of(nodes: Sequence[Hashable], edges: Sequence[tuple[Hashable, Hashable]]) -> dict:
@@ -97,3 +104,74 @@ def layered_layout(nodes: Sequence[Hashable], edges: Sequence[tuple[Hashable, Ha
                 columns[k] = sorted(col, key=key)
     pos = rank_map()
     return {n: (float(layer[n]), float(pos[n])) for n in nodes}
+
+
+def _overlap(a: Box, b: Box) -> float:
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    return w * h if w > 0 and h > 0 else 0.0
+
+
+def place_labels(points: Sequence[tuple[float, float]], sizes: Sequence[tuple[float, float]], *,
+                 marker: float = 14.0, gap: float = 3.0, levels: int = 3) -> tuple[list[float], float]:
+    """Vertical offsets (pixels, negative = above) of each label's centre
+    from its point, and the total overlap area left (0: none overlaps).
+
+    `points` are the nodes in pixels (y down), `sizes` each label's
+    (width, height). Labels are placed left to right; each takes the
+    nearest slot, above then below, up to `levels` label heights away,
+    whose box meets no placed label and no marker (else the slot that
+    overlaps least).
+    """
+    half = marker / 2
+    markers = [(x - half, y - half, x + half, y + half) for x, y in points]
+    placed: list[Box] = []
+    offsets = [0.0] * len(points)
+    left_over = 0.0
+    for i in sorted(range(len(points)), key=lambda k: (points[k][0], points[k][1])):
+        (x, y), (w, h) = points[i], sizes[i]
+        best: tuple[float, float, Box] | None = None
+        for level in range(levels):
+            for side in (-1, 1):
+                dy = side * (half + gap + h / 2 + level * (h + gap))
+                box = (x - w / 2, y + dy - h / 2, x + w / 2, y + dy + h / 2)
+                cost = sum(_overlap(box, b) for b in placed) + sum(_overlap(box, m) for m in markers)
+                if best is None or cost < best[0]:
+                    best = (cost, dy, box)
+                if cost == 0:
+                    break
+            if best[0] == 0:
+                break
+        cost, offsets[i], box = best
+        left_over += cost
+        placed.append(box)
+    return offsets, left_over
+
+
+def label_extent(points: Sequence[tuple[float, float]], sizes: Sequence[tuple[float, float]],
+                 offsets: Sequence[float]) -> Box:
+    """How far the labels reach beyond the points' own bounding box:
+    (left, top, right, bottom) margins in pixels, each at least 0."""
+    xs = [x for x, _ in points]
+    ys = [y for _, y in points]
+    reach = [0.0, 0.0, 0.0, 0.0]
+    for (x, y), (w, h), dy in zip(points, sizes, offsets):
+        reach[0] = max(reach[0], min(xs) - (x - w / 2))
+        reach[1] = max(reach[1], min(ys) - (y + dy - h / 2))
+        reach[2] = max(reach[2], (x + w / 2) - max(xs))
+        reach[3] = max(reach[3], (y + dy + h / 2) - max(ys))
+    return reach[0], reach[1], reach[2], reach[3]
+
+
+# Advance widths of DejaVu Sans (Chromium's sans-serif on Debian), in em,
+# rounded up: an estimate a little wider than most sans-serif fonts draw.
+_NARROW = {c: 0.34 for c in " .,:;'|!il"}
+_NARROW.update({c: 0.4 for c in "[](){}fjrt-"})
+
+
+def text_size(text: str, size: float) -> tuple[float, float]:
+    """(width, height) in px that `text` (lines split by `<br>`) takes at
+    `size` px: an estimate for laying labels out before any browser draws them."""
+    lines = text.split("<br>")
+    width = max(sum(_NARROW.get(c, 0.72 if c.isupper() or c in "mw_%@" else 0.64) for c in line) for line in lines)
+    return width * size + 4, len(lines) * size * 1.3 + 2

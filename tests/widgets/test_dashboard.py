@@ -315,3 +315,19 @@ def test_a_metric_only_validation_has_extends_the_same_figure(tmp_path):
     np.testing.assert_allclose(trace(figure, "Loss (train)").y, logged(tmp_path, "train", 1, "Loss"), rtol=1e-6)
     assert figure.layout["xaxis4"]["domain"][1] == pytest.approx(1.0)   # four subplots side by side
     assert [a["text"] for a in figure.layout["annotations"]] == dashboard.metric_names
+
+
+def test_every_number_in_the_panel_has_one_format(tmp_path):
+    """Loss entries format themselves as 7.11e-2, accuracy as 30.86: the
+    panel rewrites both to 4 significant digits, units kept."""
+    from burnbook.train.metric.base import MetricEntry
+    from burnbook.widgets.dashboard import _entry_text, number
+
+    assert _entry_text(MetricEntry("Loss", "epoch 7.11e-2 - batch 6.00e-2", "0.06")) == "Loss 0.0711"
+    assert _entry_text(MetricEntry("Accuracy", "epoch 30.86 % - batch 40.00 %", "40")) == "Accuracy 30.86 %"
+    assert _entry_text(MetricEntry("Top-5 Accuracy", "epoch 97.80 % - batch 1 %", "1")) == "Top-5 Accuracy 97.8 %"
+    assert [number(v) for v in (0.071123, 2.10349, 97.8523, 1e-5)] == ["0.07112", "2.103", "97.85", "1e-05"]
+    dashboard, _, _ = fit(tmp_path, epochs=1, interval=0.0)
+    shown = re.sub(r"<[^>]+>", " ", dashboard.metrics_html.value + dashboard.progress_html.value)
+    values = re.findall(r"(?:Accuracy|Loss|Rate|lr) ([-\d.e+]+)", shown)
+    assert len(values) >= 5 and all(number(float(v)) == v for v in values), values

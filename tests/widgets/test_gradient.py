@@ -158,3 +158,17 @@ def test_widget_bundle_and_errors():
         GradientView(model, 3)
     with pytest.raises(TypeError, match="pass the model that computed the loss"):
         GradientView(model.valid(), loss_grads(model, x))
+
+
+def test_the_slider_leaves_room_for_its_end_labels():
+    """The first and last step labels sit centred on the rail's ends: the
+    rail is inset by at least half of each (else the browser cuts them)."""
+    from burnbook.widgets.gradient import SLIDER_FONT
+    from burnbook.widgets.layout import text_size
+
+    model, x = setup()
+    view = GradientView(model, loss_grads(model, x), label="step 1 (loss 2.345)")
+    view.add_step(loss_grads(model, x), label="step 2 (a longer label, loss 2.100)")
+    slider = view.figure().layout.sliders[0]
+    for step in (slider.steps[0], slider.steps[-1]):
+        assert text_size(step.label, SLIDER_FONT)[0] / 2 <= min(slider.pad.l, slider.pad.r)

@@ -216,3 +216,68 @@ def test_bad_inputs_are_clear_errors():
     other = Tensor[B, 1].from_floats([1.0]).require_grad()
     with pytest.raises(ValueError, match="names\\['z'\\] is not a tensor of this graph"):
         GraphView(y, names={"z": other})
+
+
+def _label_boxes(fig) -> tuple[list, tuple]:
+    """Each annotation's box in pixels (its estimated text size around where
+    plotly puts it: `ay` px below its node) and the plot area, from the
+    figure's own size, margins and axis ranges."""
+    from burnbook.widgets.graph import LABEL_SIZE
+    from burnbook.widgets.layout import text_size
+
+    lay = fig.layout
+    (x0, x1), (y0, y1) = lay.xaxis.range, lay.yaxis.range
+    m = lay.margin
+    plot_w, plot_h = lay.width - m.l - m.r, lay.height - m.t - m.b
+    boxes = []
+    for a in lay.annotations:
+        px = m.l + (a.x - x0) / (x1 - x0) * plot_w
+        py = m.t + (y1 - a.y) / (y1 - y0) * plot_h + a.ay
+        w, h = text_size(a.text, LABEL_SIZE)
+        boxes.append((a.text, px - w / 2, py - h / 2, px + w / 2, py + h / 2))
+    return boxes, (m.l, m.t, m.l + plot_w, m.t + plot_h)
+
+
+def test_guide_cnn_labels_neither_overlap_nor_leave_the_plot():
+    """The guide's CNN (36 nodes in 27 layers): every node has its label,
+    no two labels meet, and all lie inside the plot area, at a width a
+    notebook shows without scrolling. The browser test checks the same on
+    the labels Chromium draws."""
+    from burnbook.examples.guide import ModelConfig
+    from burnbook.tensor import Int
+
+    B.seed(42)
+    model = ModelConfig(num_classes=10, hidden_size=512).init(B.default_device())
+    rng = np.random.default_rng(0)
+    images = Tensor[B, 3].from_data(rng.standard_normal((8, 28, 28)).astype(np.float32))
+    targets = Tensor[B, 1, Int].from_data(np.arange(8) % 10)
+    with keep_values():
+        item = model.forward_classification(images, targets)
+    view = GraphView(item.loss, grads=item.loss.backward(), model=model)
+    fig = view.figure()
+    boxes, (left, top, right, bottom) = _label_boxes(fig)
+    assert len(boxes) == len(view.nodes) == 36
+    assert {"conv1.weight<br>[8, 1, 3, 3]", "div_scalar<br>[1]"} <= {b[0] for b in boxes}
+    for text, l, t, r, b in boxes:
+        assert left <= l and r <= right and top <= t and b <= bottom, f"{text!r} leaves the plot area"
+    for i, a in enumerate(boxes):
+        for c in boxes[i + 1:]:
+            apart = a[3] <= c[1] or c[3] <= a[1] or a[4] <= c[2] or c[4] <= a[2]
+            assert apart, f"labels {a[0]!r} and {c[0]!r} overlap"
+    assert fig.layout.width <= 1100
+
+
+def test_place_labels_separates_a_crowded_chain():
+    from burnbook.widgets.layout import place_labels
+
+    points = [(30.0 * k, 0.0) for k in range(20)]   # labels three times wider than the spacing
+    sizes = [(90.0, 24.0)] * 20
+    offsets, overlap = place_labels(points, sizes)
+    assert overlap == 0
+    boxes = [(x - 45, dy - 12, x + 45, dy + 12) for (x, _), dy in zip(points, offsets)]
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1]
+        assert abs(offsets[i]) >= 7 + 12   # clear of the node's own marker
+    # Too crowded for three levels a side: the overlap left is reported, not hidden.
+    assert place_labels([(5.0 * k, 0.0) for k in range(20)], sizes)[1] > 0
