@@ -99,14 +99,16 @@ test-browser: install-test browser-deps
 # fresh venv (the `notebooks` test in tests/test_binder.py): what `make lab`
 # installs, no torch, so a chapter importing anything else fails there. Where
 # PyPI is unreachable that build cannot happen, and they run in .venv instead.
-# The index, the zh chapters and the solutions run in .venv.
+# The index, the zh chapters, the solutions and the en chapters that need more
+# than the notebook extra (BEYOND_NOTEBOOK_EXTRA in that test) run in .venv.
 NBVAL = $(PY) -m pytest -p no:cacheprovider --nbval --nbval-current-env \
 	--nbval-sanitize-with notebooks/sanitize.cfg --durations=0
 OFFLINE = $(shell $(PY) -c "import urllib.request as u; u.urlopen('https://pypi.org/simple/pip/', timeout=10)" >/dev/null 2>&1 || echo 1)
 test-notebooks: install-test
 	$(if $(OFFLINE),@echo "test-notebooks: PyPI is unreachable: the en chapters run in $(VENV) instead of a Binder environment")
 	$(if $(OFFLINE),$(NBVAL) notebooks/en,$(PY) -m pytest -p no:cacheprovider -s -m notebooks tests/test_binder.py)
-	$(NBVAL) notebooks/00-index.ipynb notebooks/zh $(wildcard notebooks/solutions)
+	$(NBVAL) notebooks/00-index.ipynb $(wildcard notebooks/en/25-training-on-many-machines.ipynb) \
+		notebooks/zh $(wildcard notebooks/solutions)
 
 bench: install-test
 	$(PY) benchmarks/run.py

@@ -43,6 +43,12 @@ from burnbook.data.dataset.vision import mnist, write_idx
 ROOT = Path(__file__).resolve().parents[1]
 BINDER = ROOT / "binder"
 CHAPTERS = "notebooks/en"
+# En chapters that need more than the [notebook] extra: the module each
+# imports, and what provides it. make test-notebooks runs them in .venv; here
+# the module must still be missing, so a stale entry fails.
+BEYOND_NOTEBOOK_EXTRA = {
+    "25-training-on-many-machines.ipynb": ("ray", "the [distributed] extra, and torch for Ray's Gloo backend"),
+}
 
 
 def requirement_lines(path: Path) -> list[str]:
@@ -265,10 +271,17 @@ def test_binder_build_from_scratch_runs_every_en_chapter(tmp_path) -> None:
 
     chapters = sorted((repo / CHAPTERS).glob("*.ipynb"))
     assert len(chapters) >= 24, f"expected every en chapter under {CHAPTERS}, found {len(chapters)}"
+    for name, (module, source) in BEYOND_NOTEBOOK_EXTRA.items():
+        found = subprocess.run([python, "-c", f"import {module}"], cwd=tmp_path, env=env, capture_output=True)
+        assert found.returncode != 0, (
+            f"{module} is importable in the Binder environment: {name} needs no exception any more")
+        print(f"not run here: {name}, which needs {module} ({source})")
+    chapters = [c for c in chapters if c.name not in BEYOND_NOTEBOOK_EXTRA]
     start = time.monotonic()
     proc = subprocess.run(
         [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval", "--nbval-current-env",
-         "--nbval-sanitize-with", "notebooks/sanitize.cfg", "--durations=0", CHAPTERS],
+         "--nbval-sanitize-with", "notebooks/sanitize.cfg", "--durations=0",
+         *(str(c.relative_to(repo)) for c in chapters)],
         cwd=repo, env=env, capture_output=True, text=True, timeout=1800)
     times[f"nbval of {len(chapters)} en chapters"] = time.monotonic() - start
     assert proc.returncode == 0, (
