@@ -1,6 +1,6 @@
 """The book's website (`make site`), checked on a smoke build of two chapters.
 
-tools/build_site.py builds chapters 07 and 23 (they store figures) with their
+tools/build_site.py builds chapters 08 and 23 (they store figures) with their
 solutions, en and zh, into build/site-smoke/ (rebuilt only when a notebook,
 site/ or the script changed; tests/browser/test_site_browser.py reuses it).
 The pages must exist, the sidebar must follow the index's reading order,
@@ -12,6 +12,7 @@ show as an image, with no script from another host on any page.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
@@ -27,9 +28,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import build_site  # noqa: E402
 
-SMOKE_CHAPTERS = {"07", "23"}
+SMOKE_CHAPTERS = {"08", "23"}
 SMOKE_OUT = ROOT / "build" / "site-smoke"
 STATIC_FIGURE = ("image/svg+xml", "image/png")
+BOOK_DIR = build_site.BOOK
 
 
 @pytest.fixture(scope="module")
@@ -37,15 +39,13 @@ def site() -> Path:
     return build_site.build_cached(SMOKE_OUT, ["en", "zh"], SMOKE_CHAPTERS)
 
 
+@functools.lru_cache(maxsize=None)
 def soup(path: Path) -> bs4.BeautifulSoup:
     return bs4.BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
 
 
 def chapters(lang: str) -> list[Path]:
     return [BOOK_DIR / p for p in build_site.chapter_sources(lang, SMOKE_CHAPTERS)]
-
-
-BOOK_DIR = build_site.BOOK
 
 
 def search_index(path: Path) -> dict:
@@ -72,8 +72,8 @@ def test_every_page_is_built(site):
         expected += [f"solutions/{p.stem}.html" for p in solutions if p.name[:2] in SMOKE_CHAPTERS]
         missing = [name for name in expected if not (site / lang / name).is_file()]
         assert not missing, f"{lang}: pages missing from the smoke site: {missing}"
-        title = soup(site / lang / "07-autodiff.html").find("h1").get_text(strip=True)
-        assert title.startswith({"en": "Autodiff", "zh": "自动微分"}[lang]), title
+        title = soup(site / lang / "08-autodiff-gradient-descent.html").find("h1").get_text(strip=True)
+        assert title.startswith({"en": "Autodiff and Gradient Descent", "zh": "自动微分与梯度下降"}[lang]), title
 
 
 def test_sidebar_follows_the_index_reading_order(site):
@@ -91,11 +91,12 @@ def test_sidebar_follows_the_index_reading_order(site):
 def test_search_indexes_english_and_chinese(site):
     en = search_index(site / "en" / "searchindex.js")
     zh = search_index(site / "zh" / "searchindex.js")
-    assert "07-autodiff" in docs_with(en, "gradient"), "English search cannot find 'gradient' in chapter 07"
+    chapter = "08-autodiff-gradient-descent"
+    assert chapter in docs_with(en, "descent"), "English search cannot find 'descent' in chapter 08"
     # Chinese needs jieba to cut words; the book's terms (from the glossary) stay whole.
-    assert "07-autodiff" in docs_with(zh, "梯度"), "Chinese search cannot find 梯度 in chapter 07"
-    assert "07-autodiff" in docs_with(zh, "自动微分"), "自动微分 is not indexed as one word"
-    assert "07-autodiff" not in docs_with(en, "梯度")
+    assert chapter in docs_with(zh, "梯度"), "Chinese search cannot find 梯度 in chapter 08"
+    assert chapter in docs_with(zh, "自动微分"), "自动微分 is not indexed as one word"
+    assert chapter not in docs_with(en, "梯度")
 
 
 def test_language_switch_reaches_the_twin_page(site):
@@ -155,7 +156,7 @@ def test_stored_figures_show_as_images_and_nothing_loads_a_cdn(site):
                      if (page.parent / img["src"]).is_file()]
             assert len(shown) >= stored, f"{lang}/{page.name}: {stored} stored figures, {len(shown)} shown"
             figures += len(shown)
-    assert figures > 0, "chapters 07 and 23 store no static figure (image/svg+xml or image/png) to show"
+    assert figures > 0, "chapters 08 and 23 store no static figure (image/svg+xml or image/png) to show"
     for page in site.rglob("*.html"):
         text = page.read_text(encoding="utf-8")
         assert "cdn." not in text and "unpkg.com" not in text, f"{page} references a CDN"

@@ -1,10 +1,10 @@
 """The book's website in a real browser: Debian's Chromium (headless) through
-Playwright, on the smoke build that tests/test_site.py checks (chapters 07
+Playwright, on the smoke build that tests/test_site.py checks (chapters 08
 and 23, en and zh, in build/site-smoke/; built here when missing or stale).
 
 A local http.server serves the site. From the root page the test opens the
 English book, types a word into the sidebar's search box, follows the
-result for chapter 07 and sees the chapter's stored figure drawn (an image
+result for chapter 08 and sees the chapter's stored figure drawn (an image
 that loaded) and its math typeset by the site's own MathJax; it switches to
 the Chinese twin and searches 梯度 there too. No request may leave the local
 server (no CDN for scripts, fonts or figures). Screenshots go to
@@ -33,7 +33,8 @@ CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 SMOKE_OUT = ROOT / "build" / "site-smoke"
-SMOKE_CHAPTERS = {"07", "23"}
+SMOKE_CHAPTERS = {"08", "23"}
+CHAPTER = "08-autodiff-gradient-descent"
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
 pytest.importorskip("myst_nb", reason="the [site] extra is not installed (pip install -e '.[site]')")
@@ -115,19 +116,19 @@ def test_search_follow_a_result_and_see_its_figure(browser_page, server):
     page.locator("a[hreflang='en']").click()
     page.wait_for_url("**/en/index.html")
 
-    _search(page, "gradient", "07-autodiff")
-    assert page.locator("h1").first.inner_text().startswith("Autodiff")
-    assert _figure_drawn(page) >= 1, "chapter 07's stored figure is not drawn"
+    _search(page, "descent", CHAPTER)
+    assert page.locator("h1").first.inner_text().startswith("Autodiff and Gradient Descent")
+    assert _figure_drawn(page) >= 1, "chapter 08's stored figure is not drawn"
     page.locator("mjx-container, .MathJax, .MathJax_CHTML").first.wait_for(state="attached")
-    page.screenshot(path=str(ARTIFACTS / "site-en-07.png"))
+    page.screenshot(path=str(ARTIFACTS / "site-en-08.png"))
 
     page.locator("a.bb-lang-switch").first.click()
-    page.wait_for_url("**/zh/07-autodiff.html")
-    assert page.locator("h1").first.inner_text().startswith("自动微分")
+    page.wait_for_url(f"**/zh/{CHAPTER}.html")
+    assert page.locator("h1").first.inner_text().startswith("自动微分与梯度下降")
     page.goto(f"{server}/zh/index.html")
-    _search(page, "梯度", "07-autodiff")
-    assert _figure_drawn(page) >= 1, "zh chapter 07's stored figure is not drawn"
-    page.screenshot(path=str(ARTIFACTS / "site-zh-07.png"))
+    _search(page, "梯度", CHAPTER)
+    assert _figure_drawn(page) >= 1, "zh chapter 08's stored figure is not drawn"
+    page.screenshot(path=str(ARTIFACTS / "site-zh-08.png"))
 
     hosts = sorted({urlsplit(url).netloc for url in remote})
     assert not remote, f"the site fetched from other hosts: {hosts} ({remote[:5]})"
