@@ -11,7 +11,8 @@ the repository's files to a fresh folder, make a fresh virtual environment,
 `pip install -r binder/requirements.txt`, run `binder/postBuild`, then
 validate every en chapter there with nbval (pytest and nbval are installed
 beside, nothing else; torch must be absent). So a chapter that imports
-anything outside the [notebook] extra fails here. `make test-notebooks` runs
+anything outside the [notebook] extra fails here, unless it is named in
+BEYOND_NOTEBOOK_EXTRA with what it needs. `make test-notebooks` runs
 it (and `make test-python` leaves it out). It needs PyPI; MNIST comes from
 `$BURNBOOK_DATA` when set (make exports it), else it is downloaded into a
 temporary folder.
