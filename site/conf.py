@@ -58,7 +58,6 @@ suppress_warnings = ["mystnb.unknown_mime_type", "myst.header"]
 html_theme = "sphinx_book_theme"
 html_title = "burnbook"
 html_copy_source = True
-html_last_updated_fmt = None
 html_theme_options = {
     "repository_url": REPOSITORY_URL,
     "repository_branch": REPOSITORY_BRANCH,
@@ -89,13 +88,11 @@ def _relative(pagename: str, target: str) -> str:
 def _page_language(app, pagename, templatename, context, doctree):
     """The links to this page in the other language (before the theme drops empty templates)."""
     facts = app.config.burnbook_site
-    lang = facts["lang"]
     twins = []
     for other, pages in facts["twins"].items():
         if pagename in pages:
             twins.append({"lang": other, "name": facts["names"][other],
                           "url": _relative(pagename, f"../{other}/{pagename}.html")})
-    context["bb_lang"] = lang
     context["bb_twins"] = twins
 
 
