@@ -739,7 +739,7 @@ PATTERNS = {
     "lower_equal": case_binary, "and": case_binary, "or": case_binary,
     "neg": case_unary, "abs": case_unary, "exp": case_unary, "log": case_unary, "log1p": case_unary,
     "erf": case_unary, "sqrt": case_unary, "recip": case_unary, "cos": case_unary, "sin": case_unary,
-    "tanh": case_unary, "relu": case_unary, "not": case_unary, "clamp": case_clamp,
+    "tanh": case_unary, "relu": case_unary, "sigmoid": case_unary, "not": case_unary, "clamp": case_clamp,
     "sum": case_reduce_all, "max": case_reduce_all, "min": case_reduce_all,
     "sum_dim": case_reduce_dim, "mean_dim": case_reduce_dim, "max_dim": case_reduce_dim,
     "min_dim": case_reduce_dim, "argmax": case_reduce_dim, "argmin": case_reduce_dim,
