@@ -98,6 +98,13 @@ def spacing_problems(name: str, cell: int, markdown: str) -> list[str]:
     for m in re.finditer(rf"[{FULL_WIDTH}] +{LATIN}|[A-Za-z0-9`$%] +[{FULL_WIDTH}]", text):
         problems.append(f"{name} cell {cell}: space next to full-width punctuation in "
                         f"{excerpt(text, m.start(), m.end())!r}")
+    # between two CJK characters nothing, not even a soft line break, which renders as a space
+    cjk = rf"(?:{HAN}|[{FULL_WIDTH}])"
+    for m in re.finditer(rf"{cjk}(?: +|[ ]*\n[ ]*){cjk}", text):
+        line = text[:m.start()].rsplit("\n", 1)[-1].lstrip()
+        if not line.startswith(("#", "|")):
+            problems.append(f"{name} cell {cell}: a space or line break between CJK characters in "
+                            f"{excerpt(text, m.start(), m.end())!r} (join the lines)")
     return problems
 
 
@@ -133,6 +140,9 @@ def test_spacing_check_catches_what_it_names() -> None:
     assert spacing_problems("s", 0, "调用`backward()`之后")
     assert spacing_problems("s", 0, "训练3个轮次")
     assert spacing_problems("s", 0, "， Python")
+    assert spacing_problems("s", 0, "每个进程\n一个接一个")
+    assert spacing_problems("s", 0, "每个 轮次")
+    assert not spacing_problems("s", 0, "## 标题\n正文")
     assert not spacing_problems("s", 0, "**burnbook** 在 Python 中训练 3 个轮次，调用 `backward()` 之后（`f16` 浮点数）")
     assert not spacing_problems("s", 0, "```\nmake lab\n```\n代码块不检查")
 
