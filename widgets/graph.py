@@ -46,7 +46,8 @@ INPUT_COLOUR = "#444444"
 LABEL_SIZE = 10          # px, the node labels' font size
 MARKER = 14              # px, a node marker's size
 ROW_PX = 118             # px between two rows of a layer: room for two-line labels above and below
-LAYER_PX = (34, 140)     # px between two layers: the least tried, and the most
+LAYER_PX = (22, 140)     # px between two layers: the least tried, and the most
+WIDTH = 900              # px: the widest figure a notebook shows beside JupyterLab's file browser
 MARGIN = {"l": 10, "r": 10, "t": 80, "b": 10}   # the title and the legend sit in the top margin
 
 
@@ -325,33 +326,44 @@ class GraphView(View):
 
     def _place(self, xs: list[float], ys: list[float], text: list[str]) -> dict:
         """Each node's label above or below it where it meets no other label
-        (`layout.place_labels`), at the narrowest layer spacing that allows
-        it, and the figure's size and axis ranges that hold every label.
-        The labels are annotations with a faint line to their node."""
+        (`layout.place_labels`), and the figure's size and axis ranges that
+        hold every label. The layer spacing is the widest that keeps the
+        figure within `WIDTH` px without overlaps (roomier is easier to
+        read), else the narrowest without overlaps. The labels are
+        annotations with a faint line to their node."""
         sizes = [text_size(t, LABEL_SIZE) for t in text]
         x0, y1 = min(xs), max(ys)
-        rows = len(set(ys)) > 1
-        row_px = ROW_PX if rows else 60
-        layer_px = float(LAYER_PX[0])
-        while True:
+        row_px = ROW_PX if len(set(ys)) > 1 else 60
+        pad = MARKER / 2 + 4   # px beyond the outermost label or marker
+
+        def attempt(layer_px: float) -> dict:
             points = [((x - x0) * layer_px, (y1 - y) * row_px) for x, y in zip(xs, ys)]
             offsets, overlap = place_labels(points, sizes, marker=MARKER)
-            if overlap == 0 or layer_px >= LAYER_PX[1]:
-                break
-            layer_px *= 1.12
-        left, top, right, bottom = label_extent(points, sizes, offsets)
-        pad = MARKER / 2 + 4   # px beyond the outermost label or marker
-        xrange = [x0 - (max(left, MARKER / 2) + pad) / layer_px, max(xs) + (max(right, MARKER / 2) + pad) / layer_px]
-        yrange = [min(ys) - (max(bottom, MARKER / 2) + pad) / row_px, y1 + (max(top, MARKER / 2) + pad) / row_px]
+            left, top, right, bottom = label_extent(points, sizes, offsets)
+            xrange = [x0 - (max(left, MARKER / 2) + pad) / layer_px,
+                      max(xs) + (max(right, MARKER / 2) + pad) / layer_px]
+            yrange = [min(ys) - (max(bottom, MARKER / 2) + pad) / row_px, y1 + (max(top, MARKER / 2) + pad) / row_px]
+            width = int(round((xrange[1] - xrange[0]) * layer_px)) + MARGIN["l"] + MARGIN["r"]
+            return {"width": width, "xrange": xrange, "yrange": yrange, "offsets": offsets, "overlap": overlap,
+                    "height": int(round((yrange[1] - yrange[0]) * row_px)) + MARGIN["t"] + MARGIN["b"]}
+
+        spacings = []
+        px = float(LAYER_PX[0])
+        while px < LAYER_PX[1]:
+            spacings.append(px)
+            px *= 1.08
+        tried = [attempt(px) for px in spacings + [float(LAYER_PX[1])]]
+        clean = [t for t in tried if t["overlap"] == 0]
+        fitting = [t for t in clean if t["width"] <= WIDTH]
+        best = fitting[-1] if fitting else clean[0] if clean else tried[-1]
+        xrange, yrange, offsets = best["xrange"], best["yrange"], best["offsets"]
         annotations = [
             {"x": x, "y": y, "text": t, "showarrow": True, "ax": 0, "ay": dy, "arrowhead": 0,
              "arrowwidth": 0.7, "arrowcolor": "#c3c9d0", "standoff": MARKER / 2, "font": {"size": LABEL_SIZE},
              "xanchor": "center", "yanchor": "middle"}
             for x, y, t, dy in zip(xs, ys, text, offsets)]
-        return {
-            "width": int(round((xrange[1] - xrange[0]) * layer_px)) + MARGIN["l"] + MARGIN["r"],
-            "height": int(round((yrange[1] - yrange[0]) * row_px)) + MARGIN["t"] + MARGIN["b"],
-            "xrange": xrange, "yrange": yrange, "annotations": annotations, "overlap": overlap}
+        return {"width": best["width"], "height": best["height"], "xrange": xrange, "yrange": yrange,
+                "annotations": annotations, "overlap": best["overlap"]}
 
 
 def _primitive(tensor: Any) -> AutodiffTensor:

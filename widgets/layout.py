@@ -124,18 +124,24 @@ def place_labels(points: Sequence[tuple[float, float]], sizes: Sequence[tuple[fl
     overlaps least).
     """
     half = marker / 2
-    markers = [(x - half, y - half, x + half, y + half) for x, y in points]
-    placed: list[Box] = []
+    order = sorted(range(len(points)), key=lambda k: (points[k][0], points[k][1]))
+    reach = max((w for w, _ in sizes), default=0.0) / 2 + half
+    # Boxes are placed left to right: one that ends left of `x - reach`
+    # cannot meet this label or any later one, so it leaves the window.
+    window: list[Box] = []
+    markers = [(points[k][0] - half, points[k][1] - half, points[k][0] + half, points[k][1] + half) for k in order]
     offsets = [0.0] * len(points)
     left_over = 0.0
-    for i in sorted(range(len(points)), key=lambda k: (points[k][0], points[k][1])):
+    for n, i in enumerate(order):
         (x, y), (w, h) = points[i], sizes[i]
+        window = [b for b in window if b[2] > x - reach]
+        near = window + [m for m in markers if abs(m[0] - x) < reach + w]
         best: tuple[float, float, Box] | None = None
         for level in range(levels):
             for side in (-1, 1):
                 dy = side * (half + gap + h / 2 + level * (h + gap))
                 box = (x - w / 2, y + dy - h / 2, x + w / 2, y + dy + h / 2)
-                cost = sum(_overlap(box, b) for b in placed) + sum(_overlap(box, m) for m in markers)
+                cost = sum(_overlap(box, b) for b in near)
                 if best is None or cost < best[0]:
                     best = (cost, dy, box)
                 if cost == 0:
@@ -144,7 +150,7 @@ def place_labels(points: Sequence[tuple[float, float]], sizes: Sequence[tuple[fl
                 break
         cost, offsets[i], box = best
         left_over += cost
-        placed.append(box)
+        window.append(box)
     return offsets, left_over
 
 
@@ -174,4 +180,4 @@ def text_size(text: str, size: float) -> tuple[float, float]:
     `size` px: an estimate for laying labels out before any browser draws them."""
     lines = text.split("<br>")
     width = max(sum(_NARROW.get(c, 0.72 if c.isupper() or c in "mw_%@" else 0.64) for c in line) for line in lines)
-    return width * size + 4, len(lines) * size * 1.3 + 2
+    return width * size + 4, len(lines) * size * 1.2 + 2
