@@ -336,12 +336,49 @@ def pow_spirv(x, y, ct: ti.template()):
     return r
 
 
+# Cephes' expf: exp(r) ~ 1 + r + r^2 P(r) on |r| <= ln2/2, P innermost first.
+_EXPF_P = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
+           1.6666665459e-1, 5.0000001201e-1)
+_LN2_HI, _LN2_LO = 0.693145751953125, 1.428606765330187e-06  # Cody-Waite split of ln 2
+
+
+@ti.func
+def exp32(x):
+    """exp of an f32 in f32 and i32 arithmetic only (<= 2 ulp against NumPy;
+    overflow to inf; NaN kept; results below the normal range are 0, as
+    Taichi's flush-to-zero CPU mode makes them for `ti.exp` too). On the CPU
+    arch LLVM vectorises this, while `ti.exp` calls scalar libm for each
+    element. 2^k is added to p's exponent bits. Needs Taichi's fast-math off
+    (burnbook's runtime turns it off), which would merge the two-part ln 2;
+    NaN is found from the bits, which fast-math could not fold away."""
+    f = ti.f32
+    xc = ti.min(ti.max(x, f(-104.0)), f(88.75))
+    # round(xc / ln 2) by truncating a positive value: no floor call on
+    # baseline x86-64, where LLVM would not vectorise one.
+    ki = ti.cast(xc * f(1.4426950408889634) + f(200.5), ti.i32) - 200
+    k = ti.cast(ki, f)
+    r = xc - k * f(_LN2_HI)  # exact: _LN2_HI has 16 bits, |k| <= 150
+    r = r - k * f(_LN2_LO)
+    p = f(_EXPF_P[0])
+    for i in ti.static(range(1, len(_EXPF_P))):
+        p = p * r + f(_EXPF_P[i])
+    p = p * r * r + r + f(1.0)
+    pb = ti.bit_cast(p, ti.i32)
+    e = (pb >> 23) + ki
+    res = ti.bit_cast(pb + (ki << 23), f)
+    res = ti.select(e <= 0, f(0.0), ti.select(e >= 255, f(math.inf), res))
+    xb = ti.bit_cast(x, ti.i32) & 0x7FFFFFFF
+    return ti.select(xb > 0x7F800000, x, res)
+
+
 # Dispatchers: the native instruction, or the routine above on SPIR-V archs.
 @ti.func
 def exp_(x, ct: ti.template()):
     r = x
     if ti.static(ct == ti.f64 and SETTINGS.spirv):
         r = exp64(x)
+    elif ti.static(ct == ti.f32 and not SETTINGS.gpu):
+        r = exp32(x)
     else:
         r = ti.exp(x)
     return r

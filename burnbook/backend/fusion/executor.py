@@ -95,17 +95,42 @@ def run(target: FusionTensor) -> None:
         u.value, u.node = p, None
 
 
+def _spare(order: list, external: list) -> list:
+    """Mark the `external` intermediates that may stay lazy as spared; return
+    the rest, which must be written."""
+    if not external:
+        return []
+    tainted: set = set()
+    for t in order:  # inputs come before their users
+        if t.node.spared or any(id(i) in tainted for i in t.node.inputs):
+            tainted.add(id(t))
+    write = [u for u in external if id(u) in tainted]
+    for u in external:
+        if id(u) not in tainted:
+            u.node.spared = True
+    return write
+
+
 def run_reduce(source: FusionTensor, op: Reduce, dim: int | None, mean: bool = False) -> FusionTensor | None:
     """Reduce the lazy `source` in the kernel that computes it: over every
     element (`dim` None; shape [1]) or along `dim` (kept, as size 1). None
     where the fused kernel does not apply (nothing to reduce, too many
-    operands for a dim reduction); the caller then reduces unfused."""
+    operands for a dim reduction); the caller then reduces unfused.
+
+    Only the reduction is written, as a rule. `source` and the intermediates
+    that something still references stay lazy and are computed when read, as
+    XLA duplicates cheap producers: on the CPU arch a Taichi loop that stores
+    is not vectorised (ndarray pointers are reloaded after every store), so
+    one extra output costs more than computing it again on a later read. An
+    intermediate is spared once: one whose graph holds a spared node (a
+    parameter updated lazily step after step) is written, so no lazy chain
+    grows across steps."""
     shape = source.shape
     count = math.prod(shape) if dim is None else shape[dim]
     if math.prod(shape) == 0:
         return None
     order, leaves = graph([source])
-    outputs = [source] + _external(order, source)
+    outputs = [source] + _spare(order, _external(order, source))
     if dim is not None and len(outputs) + len(leaves) > _MAX_DIM_OPERANDS:
         return None
     rt = runtime.current

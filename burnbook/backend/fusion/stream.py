@@ -25,15 +25,17 @@ _next_id = [0]
 class Node:
     """One element-wise op of the stream: `code` (a Map1/Map2/Map3 member)
     over `inputs` (FusionTensors, broadcast to the output's shape) and
-    `scalars` (Python floats, in the first input's precision)."""
+    `scalars` (Python floats, in the first input's precision). `spared`:
+    a reduction over it left it lazy (see executor.run_reduce)."""
 
-    __slots__ = ("code", "inputs", "scalars", "size", "id")
+    __slots__ = ("code", "inputs", "scalars", "size", "id", "spared")
 
     def __init__(self, code: Map1 | Map2 | Map3, inputs: tuple, scalars: tuple) -> None:
         self.code, self.inputs, self.scalars = code, inputs, scalars
         self.size = 1 + sum(t.node.size for t in inputs if t.node is not None)
         _next_id[0] += 1
         self.id = _next_id[0]
+        self.spared = False
 
     @property
     def name(self) -> str:
