@@ -311,3 +311,14 @@ def test_positional_encoding(B) -> None:
     table[:, 0::2], table[:, 1::2] = torch.sin(pos * div), torch.cos(pos * div)
     x = seeded([2, 6, D], 22)
     match(run_ours(B, layer, _fwd, x), run_torch(lambda x: x + table, x), {}, Tol(1e-5, 1e-5))
+
+
+def test_dropout_scaling_and_gradient(B) -> None:
+    """torch's generator cannot be reproduced, so torch's twin applies the
+    mask ours drew: survivors scaled by 1 / (1 - p) in value and gradient."""
+    drop = nn.DropoutConfig(0.25).init()
+    x = seeded([64, 8], 23) + 10.0  # never 0, so the output's zeros are the mask
+    ours = run_ours(B, drop, _fwd, x)
+    keep = ours.out != 0.0
+    assert abs(1.0 - keep.mean() - 0.25) < 0.08, f"dropped {1.0 - keep.mean():.3f} of 512, asked 0.25"
+    match(ours, run_torch(lambda x: x * torch.tensor(keep) / 0.75, x), {}, F32)

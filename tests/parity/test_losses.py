@@ -39,6 +39,31 @@ def test_cross_entropy(B, case: str, logits: str) -> None:
           run_torch(lambda x, t: F.cross_entropy(x, t, **kwargs).reshape(1), x, TARGETS), {}, tol)
 
 
+def test_cross_entropy_on_probabilities(B) -> None:
+    """`logits=False`: the inputs are probabilities, exact 0s included; log
+    is taken of max(p, 2^-63), torch's nll_loss of the same clamped log."""
+    p = np.array([[0.0, 0.2, 0.8], [1.0, 0.0, 0.0], [0.3, 0.3, 0.4], [0.0, 1.0, 0.0]], np.float32)
+    eps = 2.0 ** -63
+    loss = nn.CrossEntropyLossConfig(logits=False).init(backend=B)
+    match(run_ours(B, loss, lambda m, x, t: m.forward(x, t).reshape([1]), p, TARGETS),
+          run_torch(lambda x, t: F.nll_loss(torch.log(x.clamp_min(eps)), t).reshape(1), p, TARGETS), {}, F32)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_mse_and_huber_reductions(B, reduction: str) -> None:
+    pred, target = seeded([3, 4], 33, 2.0), seeded([3, 4], 34)
+    r = nn.Reduction.Sum if reduction == "sum" else nn.Reduction.Mean
+    mse, huber = nn.MseLoss(), nn.HuberLossConfig(0.5).init()
+
+    def ours(m, p, t):
+        return mse.forward(p, t, r).reshape([1]).add(huber.forward(p, t, r).reshape([1]))
+
+    def theirs(p, t):
+        return (F.mse_loss(p, t, reduction=reduction) + F.huber_loss(p, t, reduction=reduction, delta=0.5)).reshape(1)
+
+    match(run_ours(B, None, ours, pred, target), run_torch(theirs, pred, target), {}, F32)
+
+
 def test_mse_large_magnitudes(B) -> None:
     pred, target = seeded([3, 4], 31, 1e4), seeded([3, 4], 32, 1e4)
     match(run_ours(B, nn.MseLoss(), lambda m, p, t: m.forward(p, t).reshape([1]), pred, target),
