@@ -232,3 +232,21 @@ def test_fusion_takes_the_taichi_backend_only_and_is_cached() -> None:
     with pytest.raises(TypeError, match=r"Autodiff\[Fusion\[B\]\]"):
         Fusion[Autodiff[T]]
     assert math.isfinite(F.float_into_data(F.float_sum(f(np.ones(3, np.float32))))[0])
+
+
+def test_a_reduction_writes_only_its_result_and_spares_a_referenced_value_once() -> None:
+    """`z` is still referenced when the sum runs: it stays lazy (computed
+    again, to the same values, when read); a value whose graph holds a spared
+    node is written by the next reduction instead, so no lazy chain grows."""
+    xa = RNG.standard_normal(5000, np.float32)
+    x = f(xa)
+    z = F.float_clamp(F.float_exp(F.float_neg(x)), 0.5)
+    total = F.float_sum(F.float_add(F.float_mul(z, z), x))
+    expected_z = np.maximum(np.exp(-xa), 0.5)
+    np.testing.assert_allclose(F.float_into_data(total)[0], (expected_z * expected_z + xa).sum(), rtol=1e-5)
+    assert z.node is not None and z.node.spared
+    w = F.float_mul_scalar(z, 2.0)                 # its graph holds the spared z
+    F.float_sum(F.float_add(w, x))
+    assert w.node is None                          # written by that second reduction
+    np.testing.assert_allclose(F.float_into_data(w), 2 * expected_z, rtol=1e-6)
+    np.testing.assert_allclose(F.float_into_data(z), expected_z, rtol=1e-6)
