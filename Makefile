@@ -59,9 +59,11 @@ test-python: install-test
 # tests needing them skip.
 APT_INSTALL = sh tools/apt_install.sh $(1) $(2)
 
-# Debian's Chromium for tests/browser (Playwright never downloads a browser).
+# Debian's Chromium for tests/browser (Playwright never downloads a browser) and
+# for the figures' static PNGs (kaleido), with a CJK font so Chinese is not drawn as boxes.
 browser-deps:
-	@test -x /usr/bin/chromium || $(call APT_INSTALL,browser-deps,chromium)
+	@{ test -x /usr/bin/chromium && test -f /usr/share/fonts/truetype/wqy/wqy-microhei.ttc; } || \
+	  $(call APT_INSTALL,browser-deps,chromium fonts-wqy-microhei)
 
 # Mesa's Vulkan driver with lavapipe, a conformant Vulkan device on the CPU:
 # with it, Taichi's Vulkan arch (SPIR-V kernels) is tested on every machine.

@@ -19,23 +19,17 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
+import re
 import shutil
-import socket
-import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from .lab import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, ROOT, jupyter_lab
+
 CHAPTER = ROOT / "notebooks" / "en" / "23-seeing-inside.ipynb"
-ARTIFACTS = ROOT / "test-artifacts" / "browser"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 SERVER_START_S = 60     # JupyterLab's first start builds its settings cache
 CELLS_S = 90            # the chapter's cells up to the appended fit
 STOP_S = 30             # from the click to the cell's end
@@ -116,12 +110,6 @@ print(f"fit returned after {len(_learner.epochs_done)} epochs;",
 '''
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _notebook_source() -> Path:
     override = os.environ.get("BB_BROWSER_NOTEBOOK")
     path = Path(override) if override else CHAPTER
@@ -152,56 +140,11 @@ def lab(tmp_path_factory):
                                                    "language": "python"}
     name = "widgets-under-test.ipynb"
     (root / name).write_text(json.dumps(nb, indent=1), encoding="utf-8")
-    port, token = _free_port(), secrets.token_hex(16)
-    env = dict(os.environ)
-    for var, sub in (("JUPYTER_CONFIG_DIR", "config"), ("JUPYTER_DATA_DIR", "data"),
-                     ("JUPYTER_RUNTIME_DIR", "runtime"), ("IPYTHONDIR", "ipython")):
-        (home / sub).mkdir()
-        env[var] = str(home / sub)
-    # Every cell stays in the DOM (no windowing), the notebook's kernel starts
-    # without a "Select Kernel" dialog (accepting one mid-run swaps the kernel
-    # and aborts the queued cells), and no news pop-up.
-    settings = home / "config" / "lab" / "user-settings" / "@jupyterlab"
-    for plugin, values in (("notebook-extension/tracker", {"windowingMode": "none", "autoStartDefaultKernel": True}),
-                           ("apputils-extension/notification", {"fetchNews": "false"})):
-        path = settings / f"{plugin}.jupyterlab-settings"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(values), encoding="utf-8")
-    env.setdefault("TI_LOG_LEVEL", "warn")
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    log = (home / "server.log").open("w")
-    command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
-               f"--ServerApp.port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-               f"--ServerApp.root_dir={root}", "--ServerApp.terminals_enabled=False",
-               "--LabApp.news_url=", "--LabApp.extension_manager=readonly",
-               "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        command.append("--allow-root")   # containers and CI often run as root
-    server = subprocess.Popen(command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + SERVER_START_S
-        while True:
-            if server.poll() is not None:
-                pytest.fail(f"JupyterLab exited with {server.returncode}:\n{(home / 'server.log').read_text()[-3000:]}")
-            try:
-                with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"JupyterLab did not answer within {SERVER_START_S} s")
-            time.sleep(0.5)
-        yield {"url": url, "token": token, "name": name, "home": home}
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        log.close()
+        with jupyter_lab(root, home, SERVER_START_S) as server:
+            yield {**server, "name": name}
+    except AssertionError as err:   # the server did not start
+        pytest.fail(str(err))
 
 
 @pytest.fixture(scope="module")
@@ -233,8 +176,11 @@ def _wait_for_one_kernel(page, lab, steady_s: float = 3.0) -> None:
     url = f"{lab['url']}/api/kernels?token={lab['token']}"
     seen, since = None, time.monotonic()
     while True:
-        with urllib.request.urlopen(url, timeout=5) as reply:
-            ids = sorted(k["id"] for k in json.loads(reply.read()))
+        try:
+            with urllib.request.urlopen(url, timeout=5) as reply:
+                ids = sorted(k["id"] for k in json.loads(reply.read()))
+        except OSError:   # the server is busy switching kernels (a 500 now and then): ask again
+            ids = None
         if ids != seen:
             seen, since = ids, time.monotonic()
         elif len(ids) == 1 and time.monotonic() - since >= steady_s:
@@ -310,9 +256,20 @@ def _check_widgets(page) -> None:
         board = dashboards.nth(i)
         board.scroll_into_view_if_needed()
         board.locator(".bb-state-finished").wait_for(timeout=_ms(30))
-        assert _curve_points(board) > 2, f"dashboard {i + 1} of {count} drew no curve"
+        # The final display update re-renders the curves: wait for them.
+        try:
+            page.wait_for_function(
+                """(el) => Math.max(0, ...Array.from(el.querySelectorAll('.scatterlayer .trace path.js-line'))
+                        .map(p => (p.getAttribute('d') || '').split('L').length)) > 2""",
+                arg=board.element_handle(), timeout=_ms(30))
+        except sync_api.TimeoutError:
+            pass
+        assert _curve_points(board) > 2, f"dashboard {i + 1} of {count} drew no curve: " + str(board.evaluate(
+            "el => [el.className, el.querySelectorAll('.js-plotly-plot').length, el.querySelectorAll('path').length, "
+            "Array.from(el.querySelectorAll('.scatterlayer path')).map(p => p.getAttribute('class') + ':' + (p.getAttribute('d') || '').slice(0, 40))]"))
         titles = _texts(board.locator(".bb-curves .g-gtitle, .bb-curves .annotation-text"))
         assert any("Loss" in t for t in titles), f"dashboard {i + 1}: no Loss subplot among {titles}"
+        _check_dashboard_polish(board, f"dashboard {i + 1}")
         _shot(page, f"dashboard-{i + 1}", board)
 
     # The graph view: labelled nodes.
@@ -324,7 +281,20 @@ def _check_widgets(page) -> None:
         graph.scroll_into_view_if_needed()
         labels = [t for t in _texts(graph.locator(".textpoint, .annotation-text")) if t.strip()]
         assert len(labels) >= 2, f"graph view {i + 1} shows no node labels"
+        _check_labels_apart_and_inside(graph, ".annotation-text", f"graph view {i + 1}")
         _shot(page, f"graph-{i + 1}", graph)
+    if "23-seeing-inside" in str(_notebook_source()):
+        # The chapter's first graph is the guide's CNN: 36 nodes, each labelled.
+        assert len(_texts(graphs.first.locator(".annotation-text"))) >= 36
+
+    # GradientView: the slider's step labels and its current value are drawn whole.
+    views = page.locator(".bb-gradient-view")
+    for i in range(views.count()):
+        view = views.nth(i)
+        view.scroll_into_view_if_needed()
+        if view.locator(".slider-label").count():
+            _check_labels_apart_and_inside(view, ".slider-label, .slider-currentvalue", f"gradient view {i + 1}")
+        _shot(page, f"gradient-{i + 1}", view)
 
     # The Stop button ends the appended fit: "stopped", and the cell finishes.
     last.scroll_into_view_if_needed()
@@ -344,6 +314,51 @@ def _check_widgets(page) -> None:
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=_ms(STOP_S))
     _shot(page, "dashboard-stopped", last)
     _shot(page, "notebook")
+
+
+def _check_labels_apart_and_inside(widget, selector: str, what: str) -> None:
+    """No two of the widget's `selector` labels overlap, and each lies whole
+    inside its figure and inside the output area that shows it (a label out
+    there is cut off, or needs a scroll to be read)."""
+    found = widget.evaluate(
+        """(el, selector) => {
+            const box = e => { const r = e.getBoundingClientRect();
+                               return {l: r.left, t: r.top, r: r.right, b: r.bottom}; };
+            const area = box(el.closest('.jp-OutputArea-output') || el);
+            return Array.from(el.querySelectorAll('.js-plotly-plot')).flatMap(plot => {
+                const fig = box(plot.querySelector('.main-svg'));
+                return Array.from(plot.querySelectorAll(selector))
+                    .filter(t => (t.textContent || '').trim())
+                    .map(t => ({text: t.textContent, ...box(t), fig, area}));
+            });
+        }""", selector)
+    assert found, f"{what}: no {selector} labels drawn"
+    for lab in found:
+        for frame, name in ((lab["fig"], "its figure"), (lab["area"], "the output area")):
+            inside = (lab["l"] >= frame["l"] - 0.5 and lab["r"] <= frame["r"] + 0.5
+                      and lab["t"] >= frame["t"] - 0.5 and lab["b"] <= frame["b"] + 0.5)
+            assert inside, f"{what}: label {lab['text']!r} is clipped by {name}: {lab} "
+    for i, a in enumerate(found):
+        for b in found[i + 1:]:
+            apart = a["r"] <= b["l"] or b["r"] <= a["l"] or a["b"] <= b["t"] or b["b"] <= a["t"]
+            assert apart, f"{what}: labels {a['text']!r} and {b['text']!r} overlap"
+
+
+def _check_dashboard_polish(board, what: str) -> None:
+    """One number format in the metrics panel (4 significant digits, never
+    scientific for a metric's usual range), and curves that use the width."""
+    panel = board.locator(".bb-metrics").inner_text()
+    numbers = re.findall(r"(?<![\w-])\d[\d.]*(?:e[-+]?\d+)?", panel)
+    assert numbers, f"{what}: the metrics panel shows no numbers: {panel!r}"
+    for n in numbers:
+        mantissa = n.split("e")[0]
+        scientific_ok = "e" not in n or float(n) < 1e-4
+        digits = mantissa.replace(".", "").lstrip("0")
+        assert scientific_ok and len(digits) <= 4, f"{what}: {n!r} in {panel!r} is not in the 4-digit format"
+    widths = board.evaluate(
+        """(el) => [el.getBoundingClientRect().width,
+                    (el.querySelector('.bb-curves .main-svg') || el).getBoundingClientRect().width]""")
+    assert widths[1] >= 0.9 * widths[0], f"{what}: the curves fill {widths[1]:.0f} of {widths[0]:.0f} px"
 
 
 def _texts(locator) -> list[str]:
