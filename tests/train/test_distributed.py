@@ -20,7 +20,9 @@ import pytest
 from burnbook.backend import NdArray
 from burnbook.optim import AdamConfig, SgdConfig
 from burnbook.train import Aggregate, LearnerBuilder, LossMetric, MetricsRendererBase, Split
-from burnbook.train.distributed import DataParallel, DistributedWorkerError, UnevenBatchError, shutdown_workers
+from burnbook.train.distributed import (
+    DataParallel, DistributedWorkerError, UnevenBatchError, shutdown_workers, start_local,
+)
 from burnbook.train.distributed.transport import batch_size_of, dumps, loads, shard_sizes, split_batch
 
 from .helpers import CLASSES, B, batches, make_data, make_model, to_batch, weights
@@ -36,17 +38,9 @@ LR = 0.2
 def ray_instance():
     ray = pytest.importorskip("ray", reason="the [distributed] extra (ray) is not installed")
     pytest.importorskip("torch", reason="Ray's Gloo backend needs torch")
-    if not ray.is_initialized():
-        # Workers import this test module (the model's class) from the repository root.
-        env = {"PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
-        for attempt in (1, 2, 3):  # Ray allows its raylet 30 s to register; a loaded machine can miss that
-            try:
-                ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": env})
-                break
-            except Exception as err:
-                if attempt == 3 or "timed out during startup" not in str(err):
-                    raise
-                ray.shutdown()
+    # Workers import this test module (the model's class) from the repository root.
+    env = {"PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+    start_local(num_cpus=2, runtime_env={"env_vars": env})
     yield ray
     ray.shutdown()
 

@@ -16,7 +16,8 @@ starts at once; `shutdown_workers()` or `ray.shutdown()` ends them. Importing th
 package needs no Ray; creating a `DataParallel` does.
 """
 
-from .data_parallel import DataParallel, DistributedWorkerError, WorkerThroughputMetric, shutdown_workers
+from .data_parallel import DataParallel, DistributedWorkerError, WorkerThroughputMetric, shutdown_workers, start_local
 from .transport import UnevenBatchError
 
-__all__ = ["DataParallel", "DistributedWorkerError", "UnevenBatchError", "WorkerThroughputMetric", "shutdown_workers"]
+__all__ = ["DataParallel", "DistributedWorkerError", "UnevenBatchError", "WorkerThroughputMetric", "shutdown_workers",
+           "start_local"]

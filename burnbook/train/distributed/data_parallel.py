@@ -27,7 +27,8 @@ from ..store import Split
 from .transport import batch_size_of, dumps, loads, merge_items, shard_sizes, split_batch
 from .worker import Replica
 
-__all__ = ["DataParallel", "DistributedWorkerError", "WorkerThroughputMetric", "require_ray", "shutdown_workers"]
+__all__ = ["DataParallel", "DistributedWorkerError", "WorkerThroughputMetric", "require_ray", "shutdown_workers",
+           "start_local"]
 
 log = logging.getLogger("burnbook.train")
 
@@ -130,7 +131,7 @@ class DataParallel:
         ray = require_ray()
         if not ray.is_initialized():
             if self.address is None:
-                _start_local(ray)
+                start_local()
             else:
                 ray.init(address=self.address, log_to_driver=False, logging_level=logging.ERROR)
         available = ray.cluster_resources()
@@ -143,17 +144,28 @@ class DataParallel:
         return ray
 
 
-def _start_local(ray: Any) -> None:
-    """`ray.init()` for a local instance, tried twice: Ray gives its raylet a
-    fixed 30 s to register, which a loaded two-core machine can miss."""
-    for attempt in (1, 2):
+def start_local(num_cpus: int | None = None, attempts: int = 3, **options: Any) -> Any:
+    """Start a local Ray instance (`ray.init`, quiet, no web dashboard;
+    `num_cpus` defaults to this machine's cores) and return the `ray`
+    module. Ray gives its raylet a fixed 30 s to register with the cluster,
+    which a heavily loaded machine can miss: that timeout is retried up to
+    `attempts` times in all."""
+    ray = require_ray()
+    if ray.is_initialized():
+        return ray
+    settings = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+    settings.update(options)
+    for attempt in range(1, attempts + 1):
         try:
-            ray.init(include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
-            return
+            ray.init(num_cpus=num_cpus, **settings)
+            return ray
         except Exception as err:  # noqa: BLE001  Ray raises a bare Exception for this timeout
-            if attempt == 2 or "timed out during startup" not in str(err):
+            if attempt == attempts or "timed out during startup" not in str(err):
                 raise
+            log.warning("Ray's local instance did not start in time (attempt %d of %d); retrying", attempt,
+                        attempts)
             ray.shutdown()
+    return ray
 
 
 class _Pool:
@@ -305,12 +317,12 @@ class _Session:
 
         learner, ray, n = self.learner, self.ray, self.strategy.num_workers
         learner.processor.start_epoch(Split.Train, epoch)
-        iteration, items, started = 0, 0, time.perf_counter()
+        iteration, seen, started = 0, 0, time.perf_counter()
         try:
             for batch, progress in iterate_epoch(loader, epoch - 1):
                 iteration += 1
                 total = batch_size_of(batch)
-                items += total
+                seen += total
                 sizes = shard_sizes(total, n)
                 shards = split_batch(batch, sizes)
                 lr = learner.lr_scheduler.step()
@@ -333,7 +345,7 @@ class _Session:
         finally:
             if self.actors:
                 self.pull()
-        self.strategy.epoch_seconds.append((items, time.perf_counter() - started))
+        self.strategy.epoch_seconds.append((seen, time.perf_counter() - started))
         learner.processor.end_epoch(Split.Train, epoch)
         return iteration
 

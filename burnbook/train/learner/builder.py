@@ -26,7 +26,8 @@ Learner table, then `build(model, optim, lr_or_scheduler) -> Learner`.
 
 and, from burn-train 0.13: `early_stopping(strategy)`, `summary()`,
 `interrupter()`, `log_to_file(flag)`, `with_checkpointing_strategy(s)`,
-plus `with_checkpoint_retention(k)` (keep the last k checkpoints only).
+plus `with_checkpoint_retention(k)` (keep the last k checkpoints only) and
+`distributed(DataParallel(n))` (n replicas on Ray, `burnbook.train.distributed`).
 
 Checkpoints: unlike Burn, which saves none until `with_file_checkpointer`
 is called, the builder checkpoints by default with `NamedMpkGzFileRecorder`
