@@ -90,6 +90,7 @@ _UNARY = {
     "sin": (lambda r: u(r, shape(r), -3, 3), "sin"),
     "tanh": (lambda r: u(r, shape(r), -2, 2), "tanh"),
     "relu": (lambda r: away0(r, shape(r)), "relu"),
+    "sigmoid": (lambda r: u(r, shape(r), -6, 6), "sigmoid"),
     "neg": (lambda r: u(r, shape(r)), "neg"),
     "abs": (lambda r: away0(r, shape(r)), "abs"),
 }

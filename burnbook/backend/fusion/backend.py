@@ -3,7 +3,7 @@ each chain as one generated kernel (Burn's burn-fusion).
 
 Every op of the protocol is one of three kinds here:
 - *recorded*: element-wise float ops (arithmetic, scalar ops, math,
-  comparisons, clamp, cast, mask_fill, mask_where, relu) make a lazy
+  comparisons, clamp, cast, mask_fill, mask_where, relu, sigmoid) make a lazy
   `FusionTensor`, after the same shape and dtype checks B makes, so an
   error names the op the user wrote;
 - *fused reductions*: sum, max, min, and their `_dim` forms and mean_dim run
