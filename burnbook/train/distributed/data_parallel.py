@@ -286,6 +286,7 @@ class _Session:
             except Exception as err:  # noqa: BLE001  any worker failure ends the run the same way
                 rank, err = self._culprit(refs, done[0], err)
                 self.close(kill=True)
+                _settle(ray, refs)
                 cause = _cause(err, ray)
                 raise DistributedWorkerError(f"DataParallel: {self._name(rank)} failed while {doing}: {cause}",
                                              rank=rank) from err
@@ -368,6 +369,17 @@ class _Session:
                     pass
         self.actors = []
         self.strategy.workers = []
+
+
+def _settle(ray: Any, refs: list) -> None:
+    """Collect the results of the other workers' calls (their failures once
+    the run is ended), so that Ray does not report them later as unhandled
+    errors, tracebacks included, when they are garbage-collected."""
+    for ref in refs:
+        try:
+            ray.get(ref, timeout=10)
+        except Exception:  # noqa: BLE001  the failure is already reported, by name, to the caller
+            pass
 
 
 def _cause(err: BaseException, ray: Any) -> str:
