@@ -238,7 +238,9 @@ def _accept_dialogs(page) -> None:
 
 def _check_widgets(page) -> None:
     _run_all(page)
-    dashboards = page.locator(".bb-training-dashboard")
+    # Visible ones only: when fit ends its display is updated in place, and
+    # JupyterLab may leave the first view's empty, hidden box behind for a while.
+    dashboards = page.locator(".bb-training-dashboard").filter(visible=True)
     # The appended fit's dashboard, in the last cell (not merely the last
     # dashboard so far, which is the chapter's own until that cell runs).
     last = page.locator(".jp-Notebook .jp-CodeCell").last.locator(".bb-training-dashboard")
