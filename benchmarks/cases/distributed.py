@@ -153,7 +153,8 @@ def _setup(fw, ns):
     valid = _batches(NdArray)[:2]
     CEILING[ITEMS] = ceiling()
     IN_PROCESS[ITEMS] = _in_process_rate(train)
-    pairs, per_worker = PAIRS[ITEMS] = [], PER_WORKER[ITEMS] = []
+    pairs = PAIRS[ITEMS] = []
+    per_worker = PER_WORKER[ITEMS] = []
     root = Path(tempfile.mkdtemp(prefix="bb-distributed-bench-"))
 
     def epoch(workers: int):
