@@ -238,9 +238,6 @@ def _accept_dialogs(page) -> None:
 
 def _check_widgets(page) -> None:
     _run_all(page)
-    # Visible ones only: when fit ends its display is updated in place, and
-    # JupyterLab may leave the first view's empty, hidden box behind for a while.
-    dashboards = page.locator(".bb-training-dashboard").filter(visible=True)
     # The appended fit's dashboard, in the last cell (not merely the last
     # dashboard so far, which is the chapter's own until that cell runs).
     last = page.locator(".jp-Notebook .jp-CodeCell").last.locator(".bb-training-dashboard")
@@ -253,22 +250,35 @@ def _check_widgets(page) -> None:
     _shot(page, "dashboard-running", last)
 
     # Every earlier dashboard (the chapter's own fits) finished and drew curves.
-    count = dashboards.count()
+    # A cell's display is updated in place when fit ends, and JupyterLab may
+    # keep an emptied view of the first one beside the new one for a while:
+    # each dashboard cell is checked through its view that holds the curves.
+    cells = page.locator(".jp-Notebook .jp-CodeCell").filter(has=page.locator(".bb-training-dashboard"))
+    count = cells.count()
     for i in range(count - 1):
-        board = dashboards.nth(i)
-        board.scroll_into_view_if_needed()
-        board.locator(".bb-state-finished").wait_for(timeout=_ms(30))
-        # The final display update re-renders the curves: wait for them.
+        cell = cells.nth(i)
+        cell.scroll_into_view_if_needed()
+        cell.locator(".bb-state-finished").first.wait_for(timeout=_ms(30))
         try:
             page.wait_for_function(
-                """(el) => Math.max(0, ...Array.from(el.querySelectorAll('.scatterlayer .trace path.js-line'))
+                """(el) => Math.max(0, ...Array.from(el.querySelectorAll('.bb-curves .scatterlayer .trace path.js-line'))
                         .map(p => (p.getAttribute('d') || '').split('L').length)) > 2""",
-                arg=board.element_handle(), timeout=_ms(30))
+                arg=cell.element_handle(), timeout=_ms(30))
         except sync_api.TimeoutError:
             pass
-        assert _curve_points(board) > 2, f"dashboard {i + 1} of {count} drew no curve: " + str(board.evaluate(
-            "el => [el.className, el.querySelectorAll('.js-plotly-plot').length, el.querySelectorAll('path').length, "
-            "Array.from(el.querySelectorAll('.scatterlayer path')).map(p => p.getAttribute('class') + ':' + (p.getAttribute('d') || '').slice(0, 40))]"))
+        live = cell.locator(".bb-training-dashboard").filter(has=page.locator(".bb-curves .js-plotly-plot"))
+        if live.count() == 0:
+            # JupyterLab's plotly renderer shows a figure rendered out of view
+            # as its own snapshot image (img.plot-img) until it is redrawn.
+            shot = cell.locator(".bb-curves img.plot-img").first
+            assert shot.count() and shot.evaluate("i => i.complete && i.naturalWidth > 0"), (
+                f"dashboard {i + 1} of {count} drew no figure")
+            board = cell.locator(".bb-training-dashboard").filter(has=page.locator(".bb-curves img.plot-img")).first
+            _check_dashboard_polish(board, f"dashboard {i + 1}")
+            _shot(page, f"dashboard-{i + 1}", board)
+            continue
+        board = live.first
+        assert _curve_points(board) > 2, f"dashboard {i + 1} of {count} drew no curve"
         titles = _texts(board.locator(".bb-curves .g-gtitle, .bb-curves .annotation-text"))
         assert any("Loss" in t for t in titles), f"dashboard {i + 1}: no Loss subplot among {titles}"
         _check_dashboard_polish(board, f"dashboard {i + 1}")
@@ -359,7 +369,8 @@ def _check_dashboard_polish(board, what: str) -> None:
         assert scientific_ok and len(digits) <= 4, f"{what}: {n!r} in {panel!r} is not in the 4-digit format"
     widths = board.evaluate(
         """(el) => [el.getBoundingClientRect().width,
-                    (el.querySelector('.bb-curves .main-svg') || el).getBoundingClientRect().width]""")
+                    (el.querySelector('.bb-curves .main-svg, .bb-curves img.plot-img') || el)
+                        .getBoundingClientRect().width]""")
     assert widths[1] >= 0.9 * widths[0], f"{what}: the curves fill {widths[1]:.0f} of {widths[0]:.0f} px"
 
 
