@@ -19,8 +19,7 @@ Why `ray.util.collective` and not torch.distributed under Ray Train: both
 run Gloo, and an all-reduce of 10,000 f32 between two processes on the
 2-core CI machine took 0.97 ms (Ray's collective, two actors) against 0.71 ms
 (torch.distributed, two spawned processes), medians of 5 x 100 calls
-measured side by side, while a training step's gradients here are a few
-hundred KB. Ray's collective reduces the NumPy arrays the Learner already
+measured one after the other. Ray's collective reduces the NumPy arrays the Learner already
 holds inside the actors it already runs; Ray Train would add its own
 training loop and the `ray[train]` dependencies (pandas, pyarrow).
 """
