@@ -339,7 +339,7 @@ def pow_spirv(x, y, ct: ti.template()):
 # Cephes' expf: exp(r) ~ 1 + r + r^2 P(r) on |r| <= ln2/2, P innermost first.
 _EXPF_P = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
            1.6666665459e-1, 5.0000001201e-1)
-_LN2_HI, _LN2_LO = 0.693145751953125, 1.428606765330187e-06  # Cody-Waite split of ln 2
+_LN2_HI32, _LN2_LO32 = 0.693145751953125, 1.428606765330187e-06  # ln 2 split for f32 (16-bit high part)
 
 
 @ti.func
@@ -357,8 +357,8 @@ def exp32(x):
     # baseline x86-64, where LLVM would not vectorise one.
     ki = ti.cast(xc * f(1.4426950408889634) + f(200.5), ti.i32) - 200
     k = ti.cast(ki, f)
-    r = xc - k * f(_LN2_HI)  # exact: _LN2_HI has 16 bits, |k| <= 150
-    r = r - k * f(_LN2_LO)
+    r = xc - k * f(_LN2_HI32)  # exact: _LN2_HI32 has 16 bits, |k| <= 150
+    r = r - k * f(_LN2_LO32)
     p = f(_EXPF_P[0])
     for i in ti.static(range(1, len(_EXPF_P))):
         p = p * r + f(_EXPF_P[i])
