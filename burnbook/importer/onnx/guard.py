@@ -55,10 +55,18 @@ _FUNCTIONS = {  # burnbook.tensor.activation and burnbook.tensor.module (F)
     "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d",
 }
 _LOADING = {"default_device", "from_file", "load", "load_record", "new", "with_name"}
+# names the operator families beyond the first three emit (one set per family module)
+_ELEMENTWISE: set[str] = set()
+_INDEX: set[str] = set()
+_SHAPE: set[str] = set()
+_NORM: set[str] = set()
+_RECURRENT: set[str] = set()
 _RUNTIME = {name for name, fn in vars(runtime).items()
-            if not name.startswith("_") and callable(fn) and getattr(fn, "__module__", None) == runtime.__name__}
+            if not name.startswith("_") and callable(fn)
+            and str(getattr(fn, "__module__", "")).startswith(runtime.__name__)}
 
-ALLOWED_ATTRIBUTES = frozenset(_TENSOR_METHODS | _LAYERS | _FUNCTIONS | _LOADING | _RUNTIME)
+ALLOWED_ATTRIBUTES = frozenset(_TENSOR_METHODS | _LAYERS | _FUNCTIONS | _LOADING | _RUNTIME | _ELEMENTWISE | _INDEX
+                               | _SHAPE | _NORM | _RECURRENT)
 """Attribute names the generated code may use, besides `self.<field>`."""
 
 _BUILTINS = {"slice", "float", "classmethod", "type", "tuple", "__file__"}

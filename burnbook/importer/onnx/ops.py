@@ -132,6 +132,11 @@ def _attribute_type_problems(node: Any, opset: int) -> list[str]:
 def _register_all() -> None:
     """Import the operator families, whose `@op` decorators fill TABLE."""
     from . import ops_layout, ops_math, ops_nn  # noqa: F401
+    from . import ops_elementwise  # noqa: F401  (unary math, logic, bitwise, variadic)
+    from . import ops_index  # noqa: F401  (reductions, arg/top-k, gather/scatter, one-hot)
+    from . import ops_shape  # noqa: F401  (expand, tile, pad, split, range, generators)
+    from . import ops_norm  # noqa: F401  (normalisations, pooling, resize, attention)
+    from . import ops_recurrent  # noqa: F401  (LSTM, GRU, RNN, If, Loop, Scan)
 
 
 def lower(graph: Graph) -> Lowering:

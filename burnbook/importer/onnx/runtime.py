@@ -389,3 +389,17 @@ def _reduce_dim(x: Any, op: str, dim: int) -> Any:
         out = dims[:dim] + [1] + dims[dim + 1:]
         return type(x).zeros(out, x.device())
     return getattr(x, f"{op}_dim")(dim)
+
+
+# the helpers of the later operator families, one module each
+from .runtime_elementwise import *  # noqa: E402,F401,F403
+from .runtime_elementwise import __all__ as _elementwise_all  # noqa: E402
+from .runtime_index import *  # noqa: E402,F401,F403
+from .runtime_index import __all__ as _index_all  # noqa: E402
+from .runtime_shape import *  # noqa: E402,F401,F403
+from .runtime_shape import __all__ as _shape_all  # noqa: E402
+from .runtime_norm import *  # noqa: E402,F401,F403
+from .runtime_norm import __all__ as _norm_all  # noqa: E402
+from .runtime_recurrent import *  # noqa: E402,F401,F403
+from .runtime_recurrent import __all__ as _recurrent_all  # noqa: E402
+__all__ += _elementwise_all + _index_all + _shape_all + _norm_all + _recurrent_all
