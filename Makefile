@@ -51,7 +51,7 @@ site: $(VENV)/.installed-site
 test: install-test browser-deps vulkan-deps test-python test-vulkan test-public test-browser test-notebooks
 
 test-python: install-test
-	$(PY) -m pytest -n 2 --dist loadfile --ignore=tests/browser -m "not notebooks" tests
+	$(PY) -m pytest -n 2 --dist loadfile --durations=30 --ignore=tests/browser -m "not notebooks" tests
 
 # System packages come from apt, without recommended packages, through sudo
 # only when not root (`sudo -n` in CI or without a terminal, so never a hanging
@@ -103,7 +103,8 @@ test-browser: install-test browser-deps
 # PyPI is unreachable that build cannot happen, and they run in .venv instead.
 # The index, the zh chapters, the solutions and the en chapters that need more
 # than the notebook extra (BEYOND_NOTEBOOK_EXTRA in that test) run in .venv.
-NBVAL = $(PY) -m pytest -p no:cacheprovider --nbval --nbval-current-env \
+# Two notebooks at a time (one per core), each whole in one worker.
+NBVAL = $(PY) -m pytest -p no:cacheprovider -n 2 --dist loadfile --nbval --nbval-current-env \
 	--nbval-sanitize-with notebooks/sanitize.cfg --durations=0
 OFFLINE = $(shell $(PY) -c "import urllib.request as u; u.urlopen('https://pypi.org/simple/pip/', timeout=10)" >/dev/null 2>&1 || echo 1)
 test-notebooks: install-test
