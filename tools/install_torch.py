@@ -13,6 +13,12 @@ CPU build is the one labelled `+cpu`. So, first match wins:
 4. otherwise install nothing and say so: the tests that compare with torch
    skip (they call pytest.importorskip), and `make test` goes on.
 
+Once torch is there, torchvision 0.28.0 (the release built against torch
+2.13; the ONNX importer's model zoo, tests/importer/zoo.py, builds its CNNs
+from it) is installed with --no-deps, so it can never pull another torch.
+Its Linux PyPI wheel is a CUDA build whose compiled ops do not load beside
+the CPU torch; the zoo uses only its pure-Python model definitions.
+
 Whether a plain wheel would pull nvidia-* is not asked of pip
 (`pip install --dry-run --report`): where the index serves no separate
 metadata files, that downloads every wheel it resolves, gigabytes.
@@ -28,6 +34,7 @@ from importlib import metadata
 
 VERSION = "2.13.0"
 CPU_BUILD = f"{VERSION}+cpu"
+VISION = "0.28.0"
 # A mirror of it can stand in: BURNBOOK_TORCH_CPU_INDEX=<url>.
 CPU_INDEX = os.environ.get("BURNBOOK_TORCH_CPU_INDEX", "https://download.pytorch.org/whl/cpu")
 # Enough for a reachable index; an unreachable one is given up quickly.
@@ -57,7 +64,26 @@ def install(requirement: str, *options: str) -> int:
     return pip("install", "-q", requirement, *options).returncode
 
 
+def install_vision() -> int:
+    """torchvision beside an installed torch (the module docstring says why --no-deps)."""
+    try:
+        if metadata.version("torchvision").split("+")[0] == VISION:
+            return 0
+    except metadata.PackageNotFoundError:
+        pass
+    return install(f"torchvision=={VISION}", "--no-deps")
+
+
 def main() -> int:
+    code = install_torch()
+    try:
+        metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        return code
+    return code or install_vision()
+
+
+def install_torch() -> int:
     try:
         present = metadata.version("torch")
     except metadata.PackageNotFoundError:
