@@ -56,11 +56,16 @@ _FUNCTIONS = {  # burnbook.tensor.activation and burnbook.tensor.module (F)
 }
 _LOADING = {"default_device", "from_file", "load", "load_record", "new", "with_name"}
 # names the operator families beyond the first three emit (one set per family module)
-_ELEMENTWISE: set[str] = set()
-_INDEX: set[str] = set()
-_SHAPE: set[str] = set()
-_NORM: set[str] = set()
-_RECURRENT: set[str] = set()
+_ELEMENTWISE = {  # ops_elementwise: Tensor methods and activation functions
+    "abs", "bool_and", "bool_not", "bool_or", "cos", "equal_elem", "greater", "greater_elem", "greater_equal",
+    "greater_equal_elem", "is_nan", "lower", "lower_elem", "lower_equal", "lower_equal_elem", "mask_fill", "neg",
+    "not_equal", "recip", "remainder", "remainder_scalar", "sign", "sin", "hard_sigmoid", "mish", "silu",
+    "softplus",
+}
+_INDEX = {"abs", "argmax", "argmin", "gather", "log", "max_dim", "min_dim", "scatter", "sqrt", "squeeze"}
+_SHAPE = {"chunk", "repeat", "tril", "triu"}
+_NORM: set[str] = {"GroupNorm", "GroupNormConfig", "abs", "max_dim", "sum_dim", "sqrt", "powf_scalar"}
+_RECURRENT: set[str] = {"Gru", "GruConfig", "Lstm", "LstmConfig"}
 _RUNTIME = {name for name, fn in vars(runtime).items()
             if not name.startswith("_") and callable(fn)
             and str(getattr(fn, "__module__", "")).startswith(runtime.__name__)}

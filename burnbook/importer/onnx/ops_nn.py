@@ -43,7 +43,7 @@ def _pads(low: Lowering, node: Any, a: dict, kernel: list, strides: list, dilati
     mode = _auto_pad(a)
     if mode in ("NOTSET", "VALID"):
         return [0] * (2 * n) if mode == "VALID" else [int(p) for p in a.get("pads", [0] * (2 * n))]
-    dims = low.shape(node.input[0])[2:]
+    dims = _spatial_dims(low.graph, node.input[0])
     begins, ends = [], []
     for size, k, s, d in zip(dims, kernel, strides, dilations):
         out = -(-size // s)
@@ -54,28 +54,51 @@ def _pads(low: Lowering, node: Any, a: dict, kernel: list, strides: list, dilati
     return begins + ends
 
 
+def _spatial_dims(graph: Graph, name: str) -> list[int] | None:
+    """The spatial dims (all but batch and channels) of `[N, C, ...]` when
+    each is known before the model runs: the SAME_* padding and ConvTranspose
+    `output_shape` rules need only these, so a dynamic batch is fine."""
+    v = graph.values.get(name)
+    if v is None or v.shape is None or any(not isinstance(d, int) for d in v.shape[2:]):
+        return None
+    return [int(d) for d in v.shape[2:]]
+
+
+def _kernel(graph: Graph, node: Any, a: dict) -> list[int | None]:
+    """The kernel size: `kernel_shape` when given, else the weight's dims
+    after the first two (None where symbolic; only the SAME_* and
+    `output_shape` rules and the layer configs, whose weights are constants,
+    need them)."""
+    if "kernel_shape" in a:
+        return [int(v) for v in a["kernel_shape"]]
+    n = _spatial(graph, node, a) or 0
+    w = graph.values.get(inp(node, 1))
+    dims = list(w.shape[2:]) if w is not None and w.shape is not None else [None] * n
+    return [int(d) if isinstance(d, int) else None for d in dims]
+
+
 def _check_conv(graph: Graph, node: Any, a: dict) -> list[str]:
     n = _spatial(graph, node, a)
     problems = _auto_pad_problems(node, a)
     if n not in (1, 2):
         problems.append(f"{node.op_type} with {n} spatial dims (1-D and 2-D are supported)")
-    if _auto_pad(a) in ("SAME_UPPER", "SAME_LOWER"):
-        x = graph.values.get(node.input[0])
-        if x is None or x.static_shape() is None:
-            problems.append(f"{node.op_type} auto_pad={_auto_pad(a)} without a static input shape")
-    if node.op_type == "ConvTranspose" and "output_shape" in a:
-        x = graph.values.get(node.input[0])
-        if x is None or x.static_shape() is None:
-            problems.append("ConvTranspose output_shape without a static input shape")
+    rule = f"auto_pad={_auto_pad(a)}" if _auto_pad(a) in ("SAME_UPPER", "SAME_LOWER") else (
+        "output_shape" if "output_shape" in a else None)
+    if rule and "kernel_shape" not in a and None in _kernel(graph, node, a):
+        problems.append(f"{node.op_type} {rule} needs the kernel size: give kernel_shape, or a weight "
+                        f"{inp(node, 1)!r} whose kernel dims are known before the model runs")
+    if _auto_pad(a) in ("SAME_UPPER", "SAME_LOWER") and _spatial_dims(graph, node.input[0]) is None:
+        problems.append(f"{node.op_type} auto_pad={_auto_pad(a)} without static spatial input dims")
+    if node.op_type == "ConvTranspose" and "output_shape" in a and _spatial_dims(graph, node.input[0]) is None:
+        problems.append("ConvTranspose output_shape without static spatial input dims")
     return problems
 
 
 @op("Conv", check=_check_conv)
 def _conv(low: Lowering, node: Any, a: dict) -> None:
     wname, bname = node.input[1], inp(node, 2)
-    wshape = low.shape(wname)
-    n = len(a.get("kernel_shape", wshape[2:] if wshape else [])) or low.rank(node.input[0]) - 2
-    kernel = [int(v) for v in a.get("kernel_shape", wshape[2:] if wshape else [])]
+    kernel = _kernel(low.graph, node, a)
+    n = len(kernel)
     strides = [int(v) for v in a.get("strides", [1] * n)]
     dil = [int(v) for v in a.get("dilations", [1] * n)]
     groups = int(a.get("group", 1))
@@ -133,8 +156,7 @@ def _bind_conv_layer(low: Lowering, node: Any, kind: str, ann: str, cfg: str, gr
 @op("ConvTranspose", check=_check_conv)
 def _conv_transpose(low: Lowering, node: Any, a: dict) -> None:
     wname, bname = node.input[1], inp(node, 2)
-    wshape = low.shape(wname)
-    kernel = [int(v) for v in a.get("kernel_shape", wshape[2:])]
+    kernel = _kernel(low.graph, node, a)
     n = len(kernel)
     strides = [int(v) for v in a.get("strides", [1] * n)]
     dil = [int(v) for v in a.get("dilations", [1] * n)]
@@ -142,7 +164,7 @@ def _conv_transpose(low: Lowering, node: Any, a: dict) -> None:
     out_pad = [int(v) for v in a.get("output_padding", [0] * n)]
     mode = _auto_pad(a)
     if "output_shape" in a or mode in ("SAME_UPPER", "SAME_LOWER"):
-        dims = low.shape(node.input[0])[2:]
+        dims = _spatial_dims(low.graph, node.input[0])
         target = list(a["output_shape"])[-n:] if "output_shape" in a else [d * s for d, s in zip(dims, strides)]
         begins, ends = [], []
         for size, k, s, d, op_, t in zip(dims, kernel, strides, dil, list(out_pad), target):
@@ -197,10 +219,8 @@ def _check_pool(graph: Graph, node: Any, a: dict) -> list[str]:
     problems = _auto_pad_problems(node, a)
     if node.op_type == "MaxPool" and len(node.output) > 1 and node.output[1] and len(a.get("kernel_shape", [])) != 2:
         problems.append("MaxPool's Indices output for a pool that is not 2-D")
-    if _auto_pad(a) in ("SAME_UPPER", "SAME_LOWER"):
-        x = graph.values.get(node.input[0])
-        if x is None or x.static_shape() is None:
-            problems.append(f"{node.op_type} auto_pad={_auto_pad(a)} without a static input shape")
+    if _auto_pad(a) in ("SAME_UPPER", "SAME_LOWER") and _spatial_dims(graph, node.input[0]) is None:
+        problems.append(f"{node.op_type} auto_pad={_auto_pad(a)} without static spatial input dims")
     return problems
 
 
