@@ -1,5 +1,401 @@
-"""Runtime helpers for `ops_index` (see `runtime`): reductions, arg-max/min, top-k, cumulative sums and the gather/scatter family."""
+"""Runtime helpers for `ops_index` (see `runtime`): reductions, arg-max/min, top-k, cumulative sums and the gather/scatter family.
+
+Values always flow through Tensor operations (`gather`, `select`,
+`scatter`, `mask_where`, `cat`), so these helpers run on every backend and
+autodiff differentiates through them. Three helpers read index data back to
+the host, where the Tensor API has no operation for the job: `topk` (there is
+no sort; the order is found with NumPy and the values are then gathered from
+the tensor), and `nonzero`/`compress` (their output shapes depend on the
+data). `scatter_nd` reads its indices back to split repeated targets into
+rounds that are applied one after the other, as ONNX's reference does.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from burnbook.tensor import Bool, Float, Int, Tensor
+
+__all__ = [
+    "reduce_ext", "arg_extreme", "topk", "hardmax", "cumsum", "gather_elements", "gather_nd", "scatter_elements",
+    "scatter_nd", "nonzero", "compress", "one_hot",
+]
+
+_REDUCE_OPS = ("max", "min", "prod", "l1", "l2", "log_sum", "log_sum_exp", "sum_square")
+_INT64 = np.iinfo(np.int64)
+
+
+def _int_tensor(like: Any, values: Any) -> Any:
+    """An Int tensor of `values` on the backend and device of `like`."""
+    array = np.asarray(values, dtype=np.int64)
+    array = array.reshape(1) if array.ndim == 0 else array
+    return Tensor[like.backend, array.ndim, Int].from_data(array, like.device())
+
+
+def _first_int(value: Any) -> int:
+    """A scalar int input (an axis, a count), given as an int, a list or a tensor."""
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (list, tuple)):
+        return int(value[0])
+    return int(np.asarray(value.to_numpy()).reshape(-1)[0])
+
+
+def _axis(axis: int, rank: int, op: str) -> int:
+    if not -rank <= axis < rank:
+        raise ValueError(f"{op}: axis {axis} is out of range for a tensor of rank {rank}")
+    return axis + rank if axis < 0 else axis
+
+
+def _wrap(index: Any, size: int) -> Any:
+    """Negative indices count from the end: i + size where i < 0."""
+    return index.mask_where(index.lower_elem(0), index.add_scalar(size))
+
+
+# -- reductions ------------------------------------------------------------------------
+def _identity(x: Any, op: str) -> float | int:
+    """What a reduction of nothing gives: ONNX's value for an empty set."""
+    if op == "max":
+        return int(_INT64.min) if x.kind is Int else -math.inf
+    if op == "min":
+        return int(_INT64.max) if x.kind is Int else math.inf
+    return 1 if op == "prod" else 0
+
+
+def _prod_dim(x: Any, dim: int) -> Any:
+    """The product over `dim` (size kept as 1), by halving: the first half of
+    the dim times the second, an odd last slice carried along, about log2(n)
+    multiplications in all."""
+    n = x.dims()[dim]
+    while n > 1:
+        half = n // 2
+        paired = x.narrow(dim, 0, half) * x.narrow(dim, half, half)
+        x = paired if n == 2 * half else Tensor.cat([paired, x.narrow(dim, 2 * half, 1)], dim)
+        n = x.dims()[dim]
+    return x
+
+
+def _reduce_dim(x: Any, op: str, dim: int) -> Any:
+    """One dim reduced with `op` ("sum", "max", "min", "prod"), kept with
+    size 1; an empty dim gives the op's identity."""
+    dims = x.dims()
+    if dims[dim] == 0:
+        return type(x).full(dims[:dim] + [1] + dims[dim + 1:], _identity(x, op), x.device())
+    if op == "prod":
+        return _prod_dim(x, dim)
+    return getattr(x, f"{op}_dim")(dim)
+
+
+def reduce_ext(x: Any, op: str, axes: Sequence[int] | None, keepdims: bool, rank: int,
+               noop_with_empty_axes: bool = False) -> Any:
+    """ONNX `ReduceMax`, `ReduceMin`, `ReduceProd`, `ReduceL1`, `ReduceL2`,
+    `ReduceLogSum`, `ReduceLogSumExp` and `ReduceSumSquare` (`op` is "max",
+    "min", "prod", "l1", "l2", "log_sum", "log_sum_exp", "sum_square") over
+    `axes` of a tensor of ONNX rank `rank`. No (or empty) axes mean every
+    dim, or the input unchanged with `noop_with_empty_axes`; an empty set
+    reduces to the op's identity (-inf for a max, 0 for a sum...)."""
+    if op not in _REDUCE_OPS:
+        raise ValueError(f"reduce_ext: unknown reduction {op!r} (one of {', '.join(_REDUCE_OPS)})")
+    if not axes:
+        if noop_with_empty_axes:
+            return x
+        axes = list(range(rank))
+    axes = sorted({_axis(int(a), max(rank, 1), f"Reduce {op}") for a in axes}) if rank else []
+    if x.kind is Bool:  # only max/min take booleans: any (false for nothing) and all (true for nothing)
+        count = reduce_ext((x if op == "max" else x.bool_not()).int(), "l1", axes, keepdims, rank)
+        return count.greater_elem(0) if op == "max" else count.equal_elem(0)
+    back_to_int = x.kind is Int and op in ("l2", "log_sum", "log_sum_exp")
+    if back_to_int:  # ONNX computes these in the float domain and casts back
+        x = x.float()
+    if op == "log_sum_exp":
+        out = _log_sum_exp(x, axes)
+    else:
+        if op == "l1":
+            x = x.abs()
+        elif op in ("l2", "sum_square"):
+            x = x * x
+        base = op if op in ("max", "min", "prod") else "sum"
+        for a in axes:
+            x = _reduce_dim(x, base, a)
+        out = x.sqrt() if op == "l2" else x.log() if op == "log_sum" else x
+    if back_to_int:
+        out = out.int()
+    if keepdims or not axes:
+        return out
+    kept = [d for i, d in enumerate(out.dims()) if i not in axes]
+    return out.reshape(kept or [1])
+
+
+def _log_sum_exp(x: Any, axes: list[int]) -> Any:
+    """log(sum(exp(x))) shifted by the maximum, which is exact and does not
+    overflow; where the maximum is infinite, the shift is left out."""
+    peak = x
+    for a in axes:
+        peak = _reduce_dim(peak, "max", a)
+    peak = peak.detach()  # a constant shift: the gradient is softmax's either way
+    peak = peak.mask_fill(peak.abs().equal_elem(math.inf), 0.0)
+    shifted = (x - peak).exp()
+    for a in axes:
+        shifted = _reduce_dim(shifted, "sum", a)
+    return shifted.log() + peak
+
+
+# -- arg-max/min, top-k, hardmax, cumsum -------------------------------------------------
+def _flip(x: Any, dim: int) -> Any:
+    """`x` in reverse order along `dim`."""
+    n = x.dims()[dim]
+    return x.select(dim, _int_tensor(x, np.arange(n - 1, -1, -1)))
+
+
+def arg_extreme(x: Any, axis: int, op: str, keepdims: bool, rank: int, select_last_index: bool = False) -> Any:
+    """ONNX `ArgMax`/`ArgMin` (`op` "max"/"min"): the first (or, with
+    `select_last_index`, the last) position of the extreme along `axis`."""
+    axis = _axis(axis, max(rank, 1), f"Arg{op.capitalize()}")
+    src = x.int() if x.kind is Bool else x
+    if select_last_index:  # the first position in the flipped tensor is the last one
+        n = src.dims()[axis]
+        index = getattr(_flip(src, axis), f"arg{op}")(axis).mul_scalar(-1).add_scalar(n - 1)
+    else:
+        index = getattr(src, f"arg{op}")(axis)
+    if keepdims or rank <= 1:
+        return index
+    return index.squeeze(axis)
+
+
+def topk(x: Any, k: Any, axis: int, largest: bool, rank: int) -> tuple:
+    """ONNX `TopK`: the `k` largest (or smallest) values along `axis`, in
+    order, and their Int positions; equal values keep their input order.
+
+    The Tensor API has no sort, so the order is found on the host with a
+    stable NumPy argsort; the values are then gathered from `x` itself, so
+    autodiff reaches them."""
+    axis = _axis(axis, max(rank, 1), "TopK")
+    k = _first_int(k)
+    dims = x.dims()
+    if not 0 <= k <= dims[axis]:
+        raise ValueError(f"TopK: k={k} is outside 0..{dims[axis]}, the size of axis {axis} of shape {dims}")
+    values = np.asarray(x.to_numpy())
+    if largest:  # negated keys in a stable sort put ties in input order; ~v negates ints without overflow
+        keys = ~values if values.dtype.kind in "iu" else -values.astype(np.float64)
+    else:
+        keys = values
+    order = np.argsort(keys, axis=axis, kind="stable")
+    index = _int_tensor(x, np.take(order, np.arange(k), axis=axis))
+    return x.gather(axis, index), index
+
+
+def hardmax(x: Any, axis: int, rank: int) -> Any:
+    """ONNX `Hardmax` (opset 13): 1 at the first maximum along `axis`, 0 elsewhere."""
+    axis = _axis(axis, max(rank, 1), "Hardmax")
+    if x.num_elements() == 0:
+        return x.zeros_like()
+    index = x.argmax(axis)
+    return x.zeros_like().scatter(axis, index, type(x).ones(index.dims(), x.device()))
+
+
+def _shift(x: Any, dim: int, step: int, backwards: bool) -> Any:
+    """`x` moved `step` places along `dim` (towards the end, or towards the
+    start when `backwards`), zeros filling the places left behind."""
+    dims = x.dims()
+    n = dims[dim]
+    step = min(step, n)
+    zeros = type(x).zeros(dims[:dim] + [step] + dims[dim + 1:], x.device())
+    if backwards:
+        return Tensor.cat([x.narrow(dim, step, n - step), zeros], dim)
+    return Tensor.cat([zeros, x.narrow(dim, 0, n - step)], dim)
+
+
+def cumsum(x: Any, axis: Any, exclusive: bool, reverse: bool, rank: int) -> Any:
+    """ONNX `CumSum` along `axis` (an int or a one-element tensor): running
+    sums by doubling shifts (Hillis-Steele, about log2(n) additions), from the
+    end with `reverse`, each sum leaving out its own element with `exclusive`."""
+    dim = _axis(_first_int(axis), max(rank, 1), "CumSum")
+    n = x.dims()[dim]
+    if n == 0:
+        return x
+    src = x.int() if x.kind is Bool else x
+    if exclusive:
+        src = _shift(src, dim, 1, reverse)
+    step = 1
+    while step < n:
+        src = src + _shift(src, dim, step, reverse)
+        step *= 2
+    return src
+
+
+# -- gather and scatter ------------------------------------------------------------------
+def gather_elements(x: Any, axis: int, indices: Any, rank: int) -> Any:
+    """ONNX `GatherElements`: `out[i][j][k] = x[i][indices[i][j][k]][k]` for
+    `axis` 1 (torch.gather); negative indices count from the end."""
+    axis = _axis(axis, max(rank, 1), "GatherElements")
+    return x.gather(axis, _wrap(indices, x.dims()[axis]))
+
+
+def _linear_index(indices: Any, dims: Sequence[int], op: str) -> Any:
+    """The row-major position in `dims` of each index tuple in the last dim
+    of `indices` (`[m, len(dims)]` -> `[m]`); negatives count from the end."""
+    m, k = indices.dims()
+    if k > len(dims):
+        raise ValueError(f"{op}: index tuples of length {k} for data of rank {len(dims)}")
+    linear = None
+    for j in range(k):
+        part = _wrap(indices.narrow(1, j, 1), dims[j]).mul_scalar(math.prod(dims[j + 1:k]))
+        linear = part if linear is None else linear + part
+    return linear.reshape([m]) if linear is not None else _int_tensor(indices, np.zeros(m, np.int64))
+
+
+def gather_nd(x: Any, indices: Any, batch_dims: int, rank: int, indices_rank: int) -> Any:
+    """ONNX `GatherND`: slices of `x` at the index tuples in the last dim of
+    `indices`, the first `batch_dims` dims of both being matched batches."""
+    dims = x.dims() if rank else []
+    idims = indices.dims() if indices_rank else []
+    b, k = batch_dims, idims[-1]
+    batch = math.prod(dims[:b])
+    inner = dims[b:b + k]
+    rest = dims[b + k:]
+    per_batch = math.prod(idims[b:-1])
+    flat_index = _linear_index(indices.reshape([batch * per_batch, k]), inner, "GatherND")
+    if b:  # each batch looks only at its own block of rows
+        offset = Tensor[x.backend, 1, Int].arange(0, batch, x.device()).mul_scalar(math.prod(inner))
+        flat_index = (flat_index.reshape([batch, per_batch]) + offset.reshape([batch, 1]).expand(
+            [batch, per_batch])).reshape([batch * per_batch])
+    rows = x.reshape([batch * math.prod(inner)] + rest + ([] if rest else [1]))
+    out = rows.select(0, flat_index)
+    shape = idims[:-1] + rest
+    return out.reshape(shape or [1])
+
+
+_COMBINE = {
+    "none": lambda old, new: new,
+    "add": lambda old, new: old + new,
+    "mul": lambda old, new: old * new,
+    "max": lambda old, new: old.mask_where(new.greater(old), new),
+    "min": lambda old, new: old.mask_where(new.lower(old), new),
+}
+
+
+def _check_reduction(reduction: str, op: str) -> None:
+    if reduction not in _COMBINE:
+        raise ValueError(f"{op}: reduction {reduction!r} (ONNX defines {', '.join(_COMBINE)})")
+
+
+def scatter_elements(x: Any, axis: int, indices: Any, updates: Any, reduction: str, rank: int) -> Any:
+    """ONNX `ScatterElements` (and the older `Scatter`): `updates` written
+    into a copy of `x` at `indices` along `axis`, replacing or combined with
+    `reduction` ("add", "mul", "max", "min").
+
+    "add" is one `scatter` (which adds). The others go one index slice along
+    `axis` at a time: within a slice every target is distinct, so each slice
+    is a plain masked write, and repeated targets are combined in order, as
+    ONNX's reference does."""
+    _check_reduction(reduction, "ScatterElements")
+    axis = _axis(axis, max(rank, 1), "ScatterElements")
+    if x.kind is Bool:
+        return scatter_elements(x.int(), axis, indices, updates.int(), reduction, rank).bool()
+    indices = _wrap(indices, x.dims()[axis])
+    if reduction == "add":
+        return x.scatter(axis, indices, updates)
+    hit_base = Tensor[x.backend, x.ndim, Int].zeros(x.dims(), x.device())
+    out = x
+    for j in range(indices.dims()[axis]):
+        idx, upd = indices.narrow(axis, j, 1), updates.narrow(axis, j, 1)
+        hit = hit_base.scatter(axis, idx, idx.ones_like()).greater_elem(0)
+        new = x.zeros_like().scatter(axis, idx, upd)
+        out = out.mask_where(hit, _COMBINE[reduction](out, new))
+    return out
+
+
+def scatter_nd(x: Any, indices: Any, updates: Any, reduction: str, rank: int, indices_rank: int) -> Any:
+    """ONNX `ScatterND`: `updates` written into a copy of `x` at the index
+    tuples in the last dim of `indices`, replacing or combined with
+    `reduction` ("add", "mul", "max", "min").
+
+    The tuples become rows of `x` flattened to `[rows, rest]`. Rows are
+    written with `select_assign` in rounds: the indices are read back to the
+    host to put each repeat of a row in a later round, so a round's rows are
+    distinct and repeats combine in order (or the last one wins, for "none")."""
+    _check_reduction(reduction, "ScatterND")
+    if x.kind is Bool:
+        return scatter_nd(x.int(), indices, updates.int(), reduction, rank, indices_rank).bool()
+    dims = x.dims() if rank else [1]
+    idims = indices.dims() if indices_rank else [1]
+    k = idims[-1]
+    m = math.prod(idims[:-1])
+    rest = dims[k:]
+    width = math.prod(rest)
+    linear = _linear_index(indices.reshape([m, k]), dims[:k], "ScatterND")
+    rows = x.reshape([math.prod(dims[:k]), width])
+    values = updates.reshape([m, width])
+    if reduction == "add":
+        return rows.select_assign(0, linear, values).reshape(dims)
+    # the round of each update: how often its row came before it
+    targets = np.asarray(linear.to_numpy()).reshape(-1)
+    rounds = np.zeros(m, dtype=np.int64)
+    seen: dict[int, int] = {}
+    for i, t in enumerate(targets.tolist()):
+        rounds[i] = seen.get(t, 0)
+        seen[t] = rounds[i] + 1
+    ones = Tensor[x.backend, 2, Int].ones([1, width], x.device())
+    hit_base = Tensor[x.backend, 2, Int].zeros(rows.dims(), x.device())
+    out = rows
+    for r in range(int(rounds.max()) + 1 if m else 0):
+        chosen = np.flatnonzero(rounds == r)
+        picked = _int_tensor(x, chosen)
+        where = linear.select(0, picked)
+        hit = hit_base.select_assign(0, where, ones.expand([chosen.size, width])).greater_elem(0)
+        new = rows.zeros_like().select_assign(0, where, values.select(0, picked))
+        out = out.mask_where(hit, _COMBINE[reduction](out, new))
+    return out.reshape(dims)
+
+
+# -- data-dependent shapes ---------------------------------------------------------------
+def nonzero(x: Any, rank: int) -> Any:
+    """ONNX `NonZero`: the positions of the non-zero values, `[rank, count]`
+    in row-major order. The count depends on the data, so it is found on the host."""
+    values = np.asarray(x.to_numpy())
+    values = values.reshape(values.shape if rank else (1,))
+    positions = np.stack(np.nonzero(values)).astype(np.int64)
+    return Tensor[x.backend, 2, Int].from_data(positions, x.device())
+
+
+def compress(x: Any, condition: Any, axis: int | None, rank: int) -> Any:
+    """ONNX `Compress`: the slices along `axis` (of the flattened input when
+    `axis` is None) whose `condition` is true; a condition shorter than the
+    axis leaves the rest out. The kept positions are found on the host (the
+    output's size depends on them) and taken with `select`."""
+    if axis is None:
+        x, axis = x.reshape([-1]), 0
+    else:
+        axis = _axis(axis, max(rank, 1), "Compress")
+    size = x.dims()[axis]
+    keep = np.asarray(condition.to_numpy()).reshape(-1).astype(bool)
+    if keep.size > size:
+        raise ValueError(f"Compress: condition has {keep.size} values, axis {axis} of shape {x.dims()} has {size}")
+    return x.select(axis, _int_tensor(x, np.flatnonzero(keep)))
+
+
+def one_hot(indices: Any, depth: Any, values: Any, axis: int, rank: int) -> Any:
+    """ONNX `OneHot`: a new dim of size `depth` at `axis`, holding `values[1]`
+    where it equals the index (negatives count from the end) and `values[0]`
+    elsewhere; an index out of range gives a row of `values[0]`."""
+    depth_value = depth if isinstance(depth, (int, float)) else float(np.asarray(depth.to_numpy()).reshape(-1)[0])
+    n = int(depth_value)
+    if n < 1:
+        raise ValueError(f"OneHot: depth {depth_value} must be at least 1")
+    index = indices.int() if indices.kind is not Int else indices
+    axis = _axis(axis, rank + 1, "OneHot")
+    if rank == 0:  # burnbook's [1] for the scalar: one-hot along a second dim, then [depth]
+        index, axis = index.reshape([1]), 1
+    index = _wrap(index, n).unsqueeze_dim(axis)
+    dims = index.dims()
+    dims[axis] = n
+    positions = Tensor[indices.backend, 1, Int].arange(0, n, indices.device())
+    positions = positions.reshape([n if i == axis else 1 for i in range(len(dims))])
+    mask = index.expand(dims).equal(positions.expand(dims))
+    off, on = values.narrow(0, 0, 1), values.narrow(0, 1, 1)
+    shape = [1] * len(dims)
+    out = off.reshape(shape).expand(dims).mask_where(mask, on.reshape(shape).expand(dims))
+    return out if rank else out.reshape([n])
