@@ -1,3 +1,321 @@
-"""Operators that make or re-arrange shapes: Expand, Tile, Pad, Split, Range, ConstantOfShape and the generators: emitters of the operator table (see `ops`)."""
+"""Operators that make or re-arrange shapes: Expand, Tile, Pad, Split, Range,
+Size, ConstantOfShape, EyeLike, Trilu, DepthToSpace, SpaceToDepth,
+ReverseSequence, and the generators RandomNormal(Like), RandomUniform(Like)
+and Bernoulli: emitters of the operator table (see `ops`).
+
+A shape, pad or size input that is a constant becomes a literal (and an
+output that depends on constants only is folded into a constant); one that
+is a graph value is read at run time, so dynamic dims stay dynamic.
+(`Upsample`, deprecated since opset 10, never reaches these emitters: the
+upgrade to opset 13 turns it into `Resize`.)
+"""
 
 from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .codegen import Lowering, literal, quote
+from .graph import Graph, OnnxImportError, Value, elem_info
+from .ops import inp, node_label, op
+
+# constants larger than this are built at run time rather than stored in the record
+_FOLD_LIMIT = 1 << 16
+_RANDOM = ("RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Bernoulli")
+
+
+def _fold(low: Lowering, node: Any, array: np.ndarray, kind: str) -> None:
+    """Record the node's output as the constant `array`: nothing is emitted,
+    and users read it as a literal or a `Param` field like any constant."""
+    out = node.output[0]
+    dtype = {"Float": "float32", "Int": "int64", "Bool": "bool"}[kind]
+    array = np.asarray(array).astype(dtype)
+    low.graph.values[out] = Value(out, kind, dtype, array.ndim, list(array.shape), array)
+
+
+def _kind(low: Lowering, name: str) -> str:
+    return low.value(name).kind
+
+
+def _out_kind(graph: Graph, node: Any) -> str | None:
+    v = graph.values.get(node.output[0])
+    return None if v is None else v.kind
+
+
+def _scalar(low: Lowering, name: str) -> str:
+    """A scalar input as source: a literal when constant, else the tensor."""
+    const = low.const(name)
+    if const is not None:
+        value, kind = const.reshape(-1)[0], low.value(name).kind
+        return literal(int(value) if kind == "Int" else (bool(value) if kind == "Bool" else np.float32(value)))
+    return low.var(name)
+
+
+def _anchor(low: Lowering) -> str:
+    """A tensor the generated `forward` always has (the first graph input,
+    else the first weight), whose backend and device new tensors take."""
+    if low.graph.inputs:
+        return low.names[low.graph.inputs[0]]
+    return low.var(low.graph.initializers[0])
+
+
+def _needs_anchor(graph: Graph, node: Any, a: dict) -> list[str]:
+    if graph.inputs or graph.initializers:
+        return []
+    return [f"{node.op_type} makes a tensor from nothing, and the graph has no input or weight to take "
+            "the backend and device from"]
+
+
+# -- broadcasting and tiling ----------------------------------------------------------
+@op("Expand")
+def _expand(low: Lowering, node: Any, a: dict) -> None:
+    x, shape = node.input[0], node.input[1]
+    target = low.const(shape)
+    if target is None:
+        low.bind(node, f"onnx_ops.expand({low.var(x)}, {low.var(shape)})", "expand")
+        return
+    target = [int(v) for v in target.reshape(-1)]
+    xs = low.shape(x)
+    if xs is not None and np.broadcast_shapes(tuple(xs), tuple(target)) == tuple(xs):
+        low.alias(node, low.var(x))
+        return
+    rank = max(low.rank(x), len(target), 1)
+    # burnbook's expand keeps a size at -1; ONNX keeps it where the target says 1
+    dims = [-1] * (rank - len(target)) + [-1 if v == 1 else v for v in target]
+    low.bind(node, f"{low.aligned(x, rank)}.expand({literal(dims)})", "expand")
+
+
+@op("Tile")
+def _tile(low: Lowering, node: Any, a: dict) -> None:
+    x, repeats = node.input[0], node.input[1]
+    reps = low.const(repeats)
+    if reps is None:
+        low.bind(node, f"onnx_ops.tile({low.var(x)}, {low.var(repeats)})", "tile")
+        return
+    reps = [int(v) for v in reps.reshape(-1)]
+    if len(reps) != low.rank(x) or min(reps, default=1) < 0:
+        raise OnnxImportError(f"node {node_label(node)}: Tile repeats {reps} do not fit an input of rank "
+                              f"{low.rank(x)}")
+    expr = low.var(x)
+    for d, r in enumerate(reps):
+        if r != 1:
+            expr += f".repeat({d}, {r})"
+    if expr == low.var(x):
+        low.alias(node, expr)
+    else:
+        low.bind(node, expr, "tile")
+
+
+# -- padding --------------------------------------------------------------------------
+_PAD_MODES = ("constant", "reflect", "edge", "wrap")
+
+
+def _text(value: Any) -> str:
+    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
+
+
+def _check_pad(graph: Graph, node: Any, a: dict) -> list[str]:
+    mode = _text(a.get("mode", "constant"))
+    return [] if mode in _PAD_MODES else [f"Pad mode {mode!r} (burnbook pads with {', '.join(_PAD_MODES)})"]
+
+
+@op("Pad", check=_check_pad)
+def _pad(low: Lowering, node: Any, a: dict) -> None:
+    x = low.var(node.input[0])
+    mode = _text(a.get("mode", "constant"))
+    if "pads" in a:  # opset < 11: attributes
+        pads, value = literal([int(v) for v in a["pads"]]), literal(np.float32(a.get("value", 0.0)))
+        axes = "None"
+    else:
+        pads = low.ints(node.input[1])
+        value = _scalar(low, inp(node, 2)) if inp(node, 2) else "0"
+        axes = low.ints(inp(node, 3)) if inp(node, 3) else "None"
+    if low.value(node.input[0]).kind == "Float" and value == "0":
+        value = "0.0"
+    args = [x, pads, quote(mode)] + ([value] if mode == "constant" else []) + \
+        ([f"axes={axes}"] if axes != "None" else [])
+    low.bind(node, f"onnx_ops.pad_nd({', '.join(args)})", "pad")
+
+
+# -- splitting ------------------------------------------------------------------------
+def _check_split(graph: Graph, node: Any, a: dict) -> list[str]:
+    if "num_outputs" in a and int(a["num_outputs"]) != len(node.output):
+        return [f"Split num_outputs={a['num_outputs']} but the node has {len(node.output)} outputs"]
+    return []
+
+
+@op("Split", check=_check_split)
+def _split(low: Lowering, node: Any, a: dict) -> None:
+    x = node.input[0]
+    rank = low.rank(x)
+    axis = int(a.get("axis", 0))
+    axis = axis + rank if axis < 0 else axis
+    count = len(node.output)
+    if "split" in a:
+        sizes: str | None = literal([int(v) for v in a["split"]])
+    elif inp(node, 1):
+        sizes = low.ints(node.input[1])
+    else:
+        sizes = None
+    xs = low.shape(x)
+    n = xs[axis] if xs is not None else None
+    if n is not None and sizes is None and n % count == 0 and n > 0:
+        expr = f"{low.var(x)}.chunk({count}, {axis})"  # equal parts: Tensor's own call
+    else:
+        expr = f"onnx_ops.split({low.var(x)}, {axis}, {sizes or 'None'}, {count})"
+    if count == 1:
+        low.bind(node, f"{expr}[0]", "split")
+    else:
+        low.bind_many(node, expr, count, "split")
+
+
+# -- values made from sizes -----------------------------------------------------------
+@op("ConstantOfShape")
+def _constant_of_shape(low: Lowering, node: Any, a: dict) -> None:
+    shape = node.input[0]
+    value = a.get("value")
+    if value is not None:
+        from onnx import numpy_helper
+
+        array = np.asarray(numpy_helper.to_array(value)).reshape(-1)
+        info = elem_info(value.data_type)
+        if info is None:
+            raise OnnxImportError(f"node {node_label(node)}: ConstantOfShape value of element type "
+                                  f"{value.data_type}, which burnbook tensors cannot hold")
+        kind = info[0]
+        fill = array[0].item()
+    else:
+        kind, fill = "Float", 0.0
+    fill = bool(fill) if kind == "Bool" else (int(fill) if kind == "Int" else float(np.float32(fill)))
+    dims = low.const(shape)
+    if dims is not None:
+        dims = [int(v) for v in dims.reshape(-1)]
+        if int(np.prod(dims, dtype=np.int64)) <= _FOLD_LIMIT or not (low.graph.inputs or low.graph.initializers):
+            _fold(low, node, np.full(dims, fill), kind)
+            return
+        target, like = literal(dims), f", like={_anchor(low)}"
+    else:
+        target, like = low.var(shape), ""
+    low.bind(node, f"onnx_ops.constant_of_shape({target}, {literal(fill)}, {quote(kind)}{like})",
+             "constant_of_shape")
+
+
+@op("Range")
+def _range(low: Lowering, node: Any, a: dict) -> None:
+    names = [node.input[i] for i in range(3)]
+    kind = _kind(low, names[0])
+    consts = [low.const(n) for n in names]
+    if all(c is not None for c in consts):
+        s, lim, d = (c.reshape(-1)[0] for c in consts)
+        if d == 0:
+            raise OnnxImportError(f"node {node_label(node)}: Range delta is 0")
+        count = max(int(np.ceil((float(lim) - float(s)) / float(d))), 0)
+        if count <= _FOLD_LIMIT:
+            _fold(low, node, s + np.arange(count) * d, kind)
+            return
+    args = ", ".join(_scalar(low, n) for n in names)
+    if all(c is not None for c in consts):  # too long to store: from a tensor the model has
+        args = ", ".join([low.var(names[0])] + [_scalar(low, n) for n in names[1:]])
+    low.bind(node, f"onnx_ops.range_({args}, {quote(kind)})", "range")
+
+
+@op("Size")
+def _size(low: Lowering, node: Any, a: dict) -> None:
+    x = node.input[0]
+    shape = low.shape(x)
+    if shape is not None:
+        _fold(low, node, np.asarray(int(np.prod(shape, dtype=np.int64))), "Int")
+        return
+    rank = ", rank=0" if low.rank(x) == 0 else ""
+    low.bind(node, f"onnx_ops.size({low.var(x)}{rank})", "size")
+
+
+@op("EyeLike")
+def _eye_like(low: Lowering, node: Any, a: dict) -> None:
+    x = node.input[0]
+    kind = low.value(node.output[0]).kind
+    k = int(a.get("k", 0))
+    shape = low.shape(x)
+    if low.rank(x) != 2:
+        raise OnnxImportError(f"node {node_label(node)}: EyeLike needs a 2-D input, got rank {low.rank(x)}")
+    if shape is not None and shape[0] * shape[1] <= _FOLD_LIMIT:
+        _fold(low, node, np.eye(shape[0], shape[1], k), kind)
+        return
+    low.bind(node, f"onnx_ops.eye_like({low.var(x)}, {k}, {quote(kind)})", "eye_like")
+
+
+@op("Trilu")
+def _trilu(low: Lowering, node: Any, a: dict) -> None:
+    x, k = node.input[0], inp(node, 1)
+    upper = bool(a.get("upper", 1))
+    const = low.const(k) if k else np.zeros(1, dtype=np.int64)
+    if low.rank(x) < 2:
+        raise OnnxImportError(f"node {node_label(node)}: Trilu needs rank >= 2, got rank {low.rank(x)}")
+    if const is None:
+        low.bind(node, f"onnx_ops.trilu({low.var(x)}, {low.var(k)}, {literal(upper)})", "trilu")
+        return
+    diagonal = int(const.reshape(-1)[0])
+    fn = "triu" if upper else "tril"
+    low.bind(node, f"{low.var(x)}.{fn}({diagonal})" if diagonal else f"{low.var(x)}.{fn}()", fn)
+
+
+# -- moving data between channels, space and time ------------------------------------
+def _check_block_mode(graph: Graph, node: Any, a: dict) -> list[str]:
+    mode = _text(a.get("mode", "DCR"))
+    problems = [] if mode in ("DCR", "CRD") else [f"{node.op_type} mode {mode!r} (DCR or CRD)"]
+    if int(a.get("blocksize", 0)) < 1:
+        problems.append(f"{node.op_type} blocksize {a.get('blocksize')} (must be >= 1)")
+    v = graph.values.get(node.input[0])
+    if v is not None and v.rank is not None and v.rank != 4:
+        problems.append(f"{node.op_type} of a rank-{v.rank} input (it takes [N, C, H, W])")
+    return problems
+
+
+@op("DepthToSpace", "SpaceToDepth", check=_check_block_mode)
+def _depth_space(low: Lowering, node: Any, a: dict) -> None:
+    fn = "depth_to_space" if node.op_type == "DepthToSpace" else "space_to_depth"
+    mode = _text(a.get("mode", "DCR"))
+    low.bind(node, f"onnx_ops.{fn}({low.var(node.input[0])}, {int(a['blocksize'])}, {quote(mode)})", fn)
+
+
+@op("ReverseSequence")
+def _reverse_sequence(low: Lowering, node: Any, a: dict) -> None:
+    x, lens = node.input[0], node.input[1]
+    rank = low.rank(x)
+    time_axis, batch_axis = int(a.get("time_axis", 0)), int(a.get("batch_axis", 1))
+    time_axis, batch_axis = (v + rank if v < 0 else v for v in (time_axis, batch_axis))
+    if rank < 2 or {time_axis, batch_axis} != {0, 1}:
+        raise OnnxImportError(f"node {node_label(node)}: ReverseSequence takes time and batch axes 0 and 1 of a "
+                              f"rank >= 2 input, got {time_axis} and {batch_axis} of rank {rank}")
+    low.bind(node, f"onnx_ops.reverse_sequence({low.var(x)}, {low.ints(lens)}, {time_axis}, {batch_axis})",
+             "reverse_sequence")
+
+
+# -- generators -----------------------------------------------------------------------
+def _check_random(graph: Graph, node: Any, a: dict) -> list[str]:
+    problems = _needs_anchor(graph, node, a) if not node.op_type.endswith("Like") and node.op_type != "Bernoulli" \
+        else []
+    kind = _out_kind(graph, node)
+    if kind is None and "dtype" in a:
+        info = elem_info(int(a["dtype"]))
+        kind = info[0] if info else None
+    if node.op_type != "Bernoulli" and kind not in (None, "Float"):
+        problems.append(f"{node.op_type} output of element type {a.get('dtype')} (burnbook draws Float values)")
+    return problems
+
+
+@op(*_RANDOM, check=_check_random)
+def _random(low: Lowering, node: Any, a: dict) -> None:
+    kind = low.value(node.output[0]).kind
+    if node.op_type == "Bernoulli":
+        low.bind(node, f"onnx_ops.bernoulli({low.var(node.input[0])}, {quote(kind)})", "bernoulli")
+        return
+    like, shape = (low.var(node.input[0]), "None") if node.op_type.endswith("Like") else \
+        (_anchor(low), literal([int(v) for v in a["shape"]]))
+    if node.op_type.startswith("RandomNormal"):
+        args = f"{literal(np.float32(a.get('mean', 0.0)))}, {literal(np.float32(a.get('scale', 1.0)))}"
+        low.bind(node, f"onnx_ops.random_normal({like}, {shape}, {args})", "random_normal")
+    else:
+        args = f"{literal(np.float32(a.get('low', 0.0)))}, {literal(np.float32(a.get('high', 1.0)))}"
+        low.bind(node, f"onnx_ops.random_uniform({like}, {shape}, {args})", "random_uniform")
