@@ -19,7 +19,7 @@ from burnbook.tensor import Bool, Float, Int, Tensor
 
 __all__: list[str] = [
     "instance_norm", "group_norm", "lp_norm", "mean_variance_norm", "rms_norm", "lrn", "lp_pool", "resize", "grid_sample",
-    "einsum", "matmul_integer",
+    "einsum", "matmul_integer", "attention",
 ]
 
 
@@ -592,3 +592,108 @@ def matmul_integer(a: Any, b: Any, a_zero_point: Any = None, b_zero_point: Any =
     if ra == 1 and not (rb == 1 and r == 2):
         out = out.squeeze(r - 2)
     return out
+
+
+# -- Attention -------------------------------------------------------------------------------
+def _host_bias(batch: int, q_len: int, kv_len: int, is_causal: bool, past: int, nonpad: np.ndarray | None,
+               left_window: int, right_window: int) -> np.ndarray | None:
+    """The shape-only part of Attention's bias, 0 where a query may attend a
+    key and -inf where not: causal (aligned to the end of a past cache),
+    a sliding window, and the padding past `nonpad_kv_seqlen` of each batch
+    entry. None when nothing is masked this way."""
+    i = np.arange(q_len).reshape(1, q_len, 1)
+    j = np.arange(kv_len).reshape(1, 1, kv_len)
+    offset = (nonpad.reshape(-1, 1, 1) - q_len) if (nonpad is not None and not past) else np.full((1, 1, 1), past)
+    allowed = np.ones((offset.shape[0], q_len, kv_len), dtype=bool)
+    if is_causal:
+        allowed &= j <= i + offset
+    if left_window >= 0:
+        allowed &= (i + offset) - j <= left_window
+    if right_window >= 0:
+        allowed &= j - (i + offset) <= right_window
+    if nonpad is not None:
+        allowed = allowed & (np.arange(kv_len).reshape(1, 1, kv_len) < nonpad.reshape(-1, 1, 1))
+    if allowed.all():
+        return None
+    return np.where(allowed, 0.0, -np.inf).reshape(allowed.shape[0], 1, q_len, kv_len)
+
+
+def _heads(x: Any, heads: int) -> Any:
+    """`[B, S, H * D]` -> `[B, H, S, D]`."""
+    b, s, hidden = x.dims()
+    return x.reshape([b, s, heads, hidden // heads]).swap_dims(1, 2)
+
+
+def attention(q: Any, k: Any, v: Any, attn_mask: Any = None, past_key: Any = None, past_value: Any = None,
+              nonpad_kv_seqlen: Any = None, scale: float | None = None, is_causal: bool = False,
+              q_num_heads: int | None = None, kv_num_heads: int | None = None, softcap: float = 0.0,
+              qk_matmul_output_mode: int = 0, left_window_size: int = -1, right_window_size: int = -1,
+              outputs: int = 4) -> Any:
+    """ONNX `Attention` (opsets 23-24): scaled dot-product attention over
+    `[B, H, S, D]` (or `[B, S, H * D]` with the head counts given), with a
+    key/value cache, grouped heads, a float or boolean mask, causal and
+    windowed masking, and softcapping. Returns (Y, present_key,
+    present_value, the QK product chosen by `qk_matmul_output_mode`), the
+    first `outputs` of them (Y alone when 1). Rows with every key masked
+    give 0, not NaN."""
+    three_d = q.ndim == 3
+    if three_d:
+        q, k, v = _heads(q, q_num_heads), _heads(k, kv_num_heads), _heads(v, kv_num_heads)
+    if scale is None:
+        scale = 1.0 / math.sqrt(q.dims()[3])
+    root = float(np.float32(math.sqrt(scale)))  # applied to Q and K, as the ONNX reference does
+    present_key = k if past_key is None else past_key.cat([past_key, k], 2)
+    present_value = v if past_value is None else past_value.cat([past_value, v], 2)
+    b, heads, q_len = q.dims()[:3]
+    kv_heads, kv_len = present_key.dims()[1:3]
+    nonpad = _host(nonpad_kv_seqlen).astype(np.int64) if nonpad_kv_seqlen is not None else None
+    past = past_key.dims()[2] if past_key is not None else 0
+    host = _host_bias(b, q_len, kv_len, is_causal, past, nonpad, left_window_size, right_window_size)
+    bias = None
+    if attn_mask is not None:
+        mask = attn_mask
+        if mask.kind is Bool:
+            zero = mask.float().zeros_like()
+            mask = zero.mask_where(mask.bool_not(), zero - math.inf)
+        missing = kv_len - mask.dims()[-1]
+        if missing > 0:  # a mask shorter than the keys leaves the rest masked out
+            fill = type(mask).full(mask.dims()[:-1] + [missing], -math.inf, q.device())
+            mask = mask.cat([mask, fill], mask.ndim - 1)
+        while mask.ndim < 4:
+            mask = mask.unsqueeze()
+        bias = mask
+    if host is not None:
+        host_t = _like(q, host)
+        bias = host_t if bias is None else bias + host_t
+    if heads != kv_heads:
+        reps = heads // kv_heads
+        repeat = lambda t: t.unsqueeze_dim(2).expand(  # noqa: E731
+            [b, kv_heads, reps] + t.dims()[2:]).reshape([b, heads] + t.dims()[2:])
+        keys, values = repeat(present_key), repeat(present_value)
+    else:
+        keys, values = present_key, present_value
+    scores = (q * root).matmul(keys.swap_dims(2, 3) * root)
+    if softcap > 0:
+        scores = (scores / softcap).tanh() * softcap
+    qk_out = scores
+    if bias is not None:
+        scores = scores + bias
+    if qk_matmul_output_mode == 2:
+        qk_out = scores
+    top = scores.max_dim(3)
+    top = top.mask_where(top.equal_elem(-math.inf), top.zeros_like())
+    weights = (scores - top).exp()
+    total = weights.sum_dim(3)
+    weights = weights / total.mask_where(total.equal_elem(0.0), total.ones_like())
+    if bias is not None:  # a row whose every key is masked attends nothing
+        blocked = bias.max_dim(3).equal_elem(-math.inf)
+        weights = weights.mask_where(blocked.expand(weights.dims()) if blocked.dims() != weights.dims()
+                                     else blocked, weights.zeros_like())
+    if qk_matmul_output_mode == 3:
+        qk_out = weights
+    y = weights.matmul(values)
+    if three_d:
+        y = y.swap_dims(1, 2)
+        y = y.reshape(y.dims()[:2] + [-1])
+    results = (y, present_key, present_value, qk_out)[:outputs]
+    return results[0] if outputs == 1 else results
