@@ -71,7 +71,7 @@ def _reduce(low: Lowering, node: Any, a: dict) -> None:
         n_axes = (low.shape(inp(node, 1)) or [rank])[0] if inp(node, 1) else rank
         out.rank = rank if keep else rank - (n_axes or rank)
     if axes in ("None", "[]"):
-        if noop:
+        if noop and fn in ("max", "min", "prod"):  # the others still apply their element-wise part
             low.alias(node, low.var(x))
             return
         axes = "None"

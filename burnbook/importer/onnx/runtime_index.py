@@ -95,14 +95,14 @@ def reduce_ext(x: Any, op: str, axes: Sequence[int] | None, keepdims: bool, rank
     `ReduceLogSum`, `ReduceLogSumExp` and `ReduceSumSquare` (`op` is "max",
     "min", "prod", "l1", "l2", "log_sum", "log_sum_exp", "sum_square") over
     `axes` of a tensor of ONNX rank `rank`. No (or empty) axes mean every
-    dim, or the input unchanged with `noop_with_empty_axes`; an empty set
-    reduces to the op's identity (-inf for a max, 0 for a sum...)."""
+    dim, or with `noop_with_empty_axes` no dim at all (the element-wise part
+    still applies, as in onnxruntime and ONNX's reference: ReduceL1 gives
+    |x|, ReduceSumSquare x*x); an empty set reduces to the op's identity
+    (-inf for a max, 0 for a sum...)."""
     if op not in _REDUCE_OPS:
         raise ValueError(f"reduce_ext: unknown reduction {op!r} (one of {', '.join(_REDUCE_OPS)})")
     if not axes:
-        if noop_with_empty_axes:
-            return x
-        axes = list(range(rank))
+        axes = [] if noop_with_empty_axes else list(range(rank))
     axes = sorted({_axis(int(a), max(rank, 1), f"Reduce {op}") for a in axes}) if rank else []
     if x.kind is Bool:  # only max/min take booleans: any (false for nothing) and all (true for nothing)
         count = reduce_ext((x if op == "max" else x.bool_not()).int(), "l1", axes, keepdims, rank)
