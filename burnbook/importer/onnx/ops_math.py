@@ -26,6 +26,9 @@ _UNARY = {
 
 @op(*_UNARY)
 def _unary(low: Lowering, node: Any, a: dict) -> None:
+    out = low.graph.values.get(node.output[0])
+    if out is not None and out.rank is None:  # shape inference stopped at a run-time shape: the rank is kept
+        out.rank = low.rank(node.input[0])
     low.bind(node, _UNARY[node.op_type].format(x=low.var(node.input[0])), node.op_type.lower())
 
 
@@ -172,6 +175,9 @@ def _check_cast(graph: Graph, node: Any, a: dict) -> list[str]:
 @op("Cast", check=_check_cast)
 def _cast(low: Lowering, node: Any, a: dict) -> None:
     src = low.value(node.input[0])
+    out = low.graph.values.get(node.output[0])
+    if out is not None and out.rank is None:  # shape inference stopped at a run-time shape: a cast keeps the rank
+        out.rank = src.rank
     kind, dtype = elem_info(a["to"])
     x = low.var(node.input[0])
     expr = x if src.kind == kind else f"{x}.{_CAST_KIND[kind]}()"
