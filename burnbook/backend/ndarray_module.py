@@ -21,9 +21,15 @@ from .module_ops import ModuleOps, conv_output_size, conv_transpose_output_size,
 
 def _pad(x: np.ndarray, pads, value: float = 0.0) -> np.ndarray:
     """`x [N, C, H, W]` padded by ((top, bottom), (left, right))."""
-    if all(lo == 0 and hi == 0 for lo, hi in pads):
+    (t, b), (l, r) = pads
+    if t == b == l == r == 0:
         return x
-    return np.pad(x, ((0, 0), (0, 0)) + tuple(pads), constant_values=value)
+    n, c, h, w = x.shape
+    # A filled buffer and one slice copy: np.pad's generic path costs ~10x
+    # more on the small planes of a batch-1 forward pass.
+    out = np.full((n, c, h + t + b, w + l + r), value, dtype=x.dtype)
+    out[:, :, t : t + h, l : l + w] = x
+    return out
 
 
 def _taps(xp: np.ndarray, kernel, stride, dilation, out) -> np.ndarray:
@@ -62,18 +68,141 @@ def _row_taps(xp: np.ndarray, kernel, dilation, ho: int) -> np.ndarray:
     return cols
 
 
-def _padded(x: np.ndarray, kernel, options, out) -> np.ndarray:
-    """x zero-padded, plus rows/cols past the padding that a longer output
-    grad asks for (conv_transpose's weight gradient can)."""
+def _pads(x: np.ndarray, kernel, options, out) -> tuple:
+    """((top, bottom), (left, right)): the zero padding, plus rows/cols past
+    it that a longer output grad asks for (conv_transpose's weight gradient can)."""
     h, w = x.shape[2:]
     (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, options.stride, options.padding, options.dilation
     eh = max(0, (out[0] - 1) * sh + dh * (kh - 1) + 1 - (h + 2 * ph))
     ew = max(0, (out[1] - 1) * sw + dw * (kw - 1) + 1 - (w + 2 * pw))
-    return _pad(x, ((ph, ph + eh), (pw, pw + ew)))
+    return (ph, ph + eh), (pw, pw + ew)
+
+
+def _padded(x: np.ndarray, kernel, options, out) -> np.ndarray:
+    """x zero-padded by `_pads`."""
+    return _pad(x, _pads(x, kernel, options, out))
+
+
+def _crop_transpose(full: np.ndarray, bias, kernel, options, size) -> np.ndarray:
+    """conv_transpose2d's output: the uncropped `full` less the padding, plus bias."""
+    ho, wo = (conv_transpose_output_size(s, k, st, p, po, d) for s, k, st, p, po, d in
+              zip(size, kernel, options.stride, options.padding, options.padding_out, options.dilation))
+    ph, pw = options.padding
+    out = full[:, :, ph : ph + ho, pw : pw + wo]
+    if bias is not None:
+        return out + bias.reshape(1, -1, 1, 1)
+    return out
 
 
 def _unit_stride(options) -> bool:
     return tuple(options.stride) == (1, 1)
+
+
+# -- one input channel per group (depthwise) ---------------------------------------------
+# With one input channel per group, im2col + a batched matmul is C tiny GEMMs
+# of one row each (slow in BLAS) on a copy kh*kw times x's size. Instead each
+# kernel tap is a broadcast multiply-add of one shifted *view* of x: the
+# stride phases of x are split once (see `_phases`) so that every tap is a
+# contiguous run of a flat plane, as in `_row_taps`.
+
+def _phases(x: np.ndarray, pads, stride) -> tuple[np.ndarray, int, int]:
+    """`x [N, C, H, W]` zero-padded by `pads` and split by stride phase into
+    `[N, C, sh*sw, Lq]` (phase (a, b) holds the padded rows a::sh and columns
+    b::sw as a flat `[Hq, Wq]` plane, one zero row after it), and (Hq, Wq).
+    Tap (i, j) of output row r, column q reads phase (i*dh % sh, j*dw % sw)
+    at row i*dh // sh + r, column j*dw // sw + q. One copy of x in all."""
+    n, c, h, w = x.shape
+    (top, bottom), (left, right), (sh, sw) = *pads, stride
+    hq, wq = -(-(h + top + bottom) // sh), -(-(w + left + right) // sw)
+    buf = np.zeros((n, c, sh, sw, hq + 1, wq), dtype=x.dtype)
+    for a in range(sh):
+        y0 = (a - top) % sh                  # x's first row in phase a
+        rows = len(range(y0, h, sh))
+        r0 = (y0 + top) // sh
+        for b in range(sw):
+            x0 = (b - left) % sw
+            cols = len(range(x0, w, sw))
+            q0 = (x0 + left) // sw
+            buf[:, :, a, b, r0 : r0 + rows, q0 : q0 + cols] = x[:, :, y0::sh, x0::sw]
+    return buf.reshape(n, c, sh * sw, (hq + 1) * wq), hq, wq
+
+
+def _tap_runs(kernel, stride, dilation, wq: int):
+    """(i, j, phase, offset) of each kernel tap in `_phases`' flat planes."""
+    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
+    for i in range(kh):
+        for j in range(kw):
+            r, s = i * dh, j * dw
+            yield i, j, (r % sh) * sw + s % sw, (r // sh) * wq + s // sw
+
+
+def _depthwise_conv(x: np.ndarray, weight: np.ndarray, pads, stride, dilation, out) -> np.ndarray:
+    """conv2d of x padded by `pads` when every group has one input channel:
+    `[N, O, Ho, Wq]`, the columns past Wo garbage (the caller crops)."""
+    n, g = x.shape[:2]
+    o, _, kh, kw = weight.shape
+    m, (ho, _) = o // g, out
+    flat, _, wq = _phases(x, pads, stride)
+    length = ho * wq
+    w = weight.reshape(g, m, kh, kw).astype(np.result_type(x, weight), copy=False)
+    acc = np.empty((n, g, m, length), dtype=w.dtype)
+    tmp = np.empty_like(acc)
+    for t, (i, j, ph, off) in enumerate(_tap_runs((kh, kw), stride, dilation, wq)):
+        view = flat[:, :, ph, None, off : off + length]
+        np.multiply(view, w[:, :, i, j, None], out=acc if t == 0 else tmp)
+        if t:
+            acc += tmp
+    return acc.reshape(n, o, ho, wq)
+
+
+def _depthwise_weight_grad(x: np.ndarray, output_grad: np.ndarray, pads, kernel, stride,
+                           dilation) -> np.ndarray:
+    """conv2d's weight gradient `[O, 1, kh, kw]` when every group has one
+    input channel (x padded by `pads`): per tap, a batched dot product of
+    the output grad with the tap's view of x (no im2col)."""
+    n, o, ho, wo = output_grad.shape
+    g = x.shape[1]
+    m, (kh, kw) = o // g, kernel
+    flat, _, wq = _phases(x, pads, stride)
+    length = ho * wq
+    gy = np.zeros((n, g, m, ho, wq), dtype=output_grad.dtype)  # zero where the runs hold garbage
+    gy[..., :wo] = output_grad.reshape(n, g, m, ho, wo)
+    gy = gy.reshape(n, g, m, length)
+    gw = np.empty((g, m, kh, kw), dtype=np.result_type(x, output_grad))
+    for i, j, ph, off in _tap_runs(kernel, stride, dilation, wq):
+        view = flat[:, :, ph, off : off + length, None]              # [N, g, L, 1]
+        gw[:, :, i, j] = np.matmul(gy, view)[..., 0].sum(axis=0)
+    return gw.reshape(o, 1, kh, kw)
+
+
+def _depthwise_transpose(x: np.ndarray, weight: np.ndarray, groups: int, stride, dilation, full) -> np.ndarray:
+    """conv_transpose2d's uncropped `[N, G, Hf, Wf]` output when every group
+    has one output channel: each tap adds x, times the tap's weights (summed
+    over the group's inputs), as one contiguous run onto the output's stride
+    phases (`_phases`' layout), which are interleaved once at the end."""
+    n, ci, h, w = x.shape
+    kh, kw = weight.shape[2:]
+    (sh, sw), (hf, wf), cig = stride, full, ci // groups
+    hq, wq = -(-hf // sh), -(-wf // sw)
+    length = h * wq
+    dtype = np.result_type(x, weight)
+    # x's rows widened with zeros to Wq: a run's wrapped tail then adds zeros.
+    xw = np.zeros((n, groups, cig, h, wq), dtype=dtype)
+    xw[..., :w] = x.reshape(n, groups, cig, h, w)
+    xw = xw.reshape(n, groups, cig, length)
+    wt = weight.reshape(groups, cig, kh, kw).astype(dtype, copy=False)
+    flat = np.zeros((n, groups, sh * sw, (hq + 1) * wq), dtype=dtype)
+    tmp = np.empty((n, groups, length), dtype=dtype)
+    for i, j, ph, off in _tap_runs((kh, kw), stride, dilation, wq):
+        if cig == 1:
+            np.multiply(xw[:, :, 0], wt[:, 0, i, j, None], out=tmp)
+        else:
+            np.matmul(wt[:, None, :, i, j], xw, out=tmp[:, :, None])
+        flat[:, :, ph, off : off + length] += tmp
+    if (sh, sw) == (1, 1):
+        return flat.reshape(n, groups, hq + 1, wq)[:, :, :hf, :wf]
+    grid = flat.reshape(n, groups, sh, sw, hq + 1, wq)[..., :hq, :].transpose(0, 1, 4, 2, 5, 3)
+    return grid.reshape(n, groups, hq * sh, wq * sw)[:, :, :hf, :wf]
 
 
 class NdArrayModuleOps(ModuleOps):
@@ -86,14 +215,22 @@ class NdArrayModuleOps(ModuleOps):
         g = options.groups
         ho = conv_output_size(h, kh, options.stride[0], options.padding[0], options.dilation[0])
         wo = conv_output_size(w, kw, options.stride[1], options.padding[1], options.dilation[1])
-        xp = _padded(x, (kh, kw), options, (ho, wo))
-        if _unit_stride(options):
-            cols, width = _row_taps(xp, (kh, kw), options.dilation, ho), xp.shape[3]
+        if cg == 1 and g > 1:
+            pads = _pads(x, (kh, kw), options, (ho, wo))
+            out = _depthwise_conv(x, weight, pads, options.stride, options.dilation, (ho, wo))
+            width = out.shape[3]
+        elif (kh, kw) == (1, 1) and _unit_stride(options) and not any(options.padding):
+            cols, width = x, w   # a 1x1 conv is a matmul on x itself
         else:
-            cols, width = _taps(xp, (kh, kw), options.stride, options.dilation, (ho, wo)), wo
-        # [g, O/g, cg*kk] @ [N, g, cg*kk, L] -> [N, g, O/g, L]: already [N, O, Ho, width].
-        out = np.matmul(weight.reshape(g, o // g, cg * kh * kw), cols.reshape(n, g, cg * kh * kw, ho * width))
-        out = out.reshape(n, o, ho, width)
+            xp = _padded(x, (kh, kw), options, (ho, wo))
+            if _unit_stride(options):
+                cols, width = _row_taps(xp, (kh, kw), options.dilation, ho), xp.shape[3]
+            else:
+                cols, width = _taps(xp, (kh, kw), options.stride, options.dilation, (ho, wo)), wo
+        if cg > 1 or g == 1:
+            # [g, O/g, cg*kk] @ [N, g, cg*kk, L] -> [N, g, O/g, L]: already [N, O, Ho, width].
+            out = np.matmul(weight.reshape(g, o // g, cg * kh * kw), cols.reshape(n, g, cg * kh * kw, ho * width))
+            out = out.reshape(n, o, ho, width)
         if width != wo:  # crop the garbage columns into a contiguous result (later ops run faster)
             crop = out[:, :, :, :wo]
             return crop + bias.reshape(1, o, 1, 1) if bias is not None else np.ascontiguousarray(crop)
@@ -106,6 +243,9 @@ class NdArrayModuleOps(ModuleOps):
         n, o, ho, wo = output_grad.shape
         _, cg, kh, kw = weight_shape
         g, (dh, dw) = options.groups, options.dilation
+        if cg == 1 and g > 1:
+            pads = _pads(x, (kh, kw), options, (ho, wo))
+            return _depthwise_weight_grad(x, output_grad, pads, (kh, kw), options.stride, options.dilation)
         xp = _padded(x, (kh, kw), options, (ho, wo))
         if not _unit_stride(options):
             cols = _taps(xp, (kh, kw), options.stride, options.dilation, (ho, wo))
@@ -137,6 +277,9 @@ class NdArrayModuleOps(ModuleOps):
                                                         options.dilation, options.groups)
         cig, co = ci // g, og * g
         hf, wf = (h - 1) * sh + dh * (kh - 1) + 1 + poh, (w - 1) * sw + dw * (kw - 1) + 1 + pow_
+        if og == 1 and g > 1:
+            out = _depthwise_transpose(x, weight, g, (sh, sw), (dh, dw), (hf, wf))
+            return _crop_transpose(out, bias, (kh, kw), options, (h, w))
         # cols[n, g, tap, og, :] = weight_tap^T @ x: one batched matmul with
         # tap-major rows, so each tap's plane is one slice.
         wt = np.ascontiguousarray(weight.reshape(g, cig, og, kh * kw).transpose(0, 3, 2, 1))
@@ -162,12 +305,7 @@ class NdArrayModuleOps(ModuleOps):
                     out[..., i * dh : i * dh + (h - 1) * sh + 1 : sh,
                         j * dw : j * dw + (w - 1) * sw + 1 : sw] += cols[:, :, i, j]
             out = out.reshape(n, co, hf, wf)
-        ho = conv_transpose_output_size(h, kh, sh, ph, poh, dh)
-        wo = conv_transpose_output_size(w, kw, sw, pw, pow_, dw)
-        out = out[:, :, ph : ph + ho, pw : pw + wo]
-        if bias is not None:
-            out = out + bias.reshape(1, co, 1, 1)
-        return out
+        return _crop_transpose(out, bias, (kh, kw), options, (h, w))
 
     # -- max pooling -------------------------------------------------------------------
     @staticmethod
