@@ -30,6 +30,14 @@ _CHAINS = {
 }
 
 
+def _set_rank(low: Lowering, node: Any, rank: int | None, output: int = 0) -> None:
+    """Fill in an output's rank where shape inference left it open (it stops
+    at shapes known only at run time); these operators fix it from their inputs."""
+    out = low.graph.values.get(node.output[output]) if len(node.output) > output else None
+    if out is not None and out.rank is None and rank is not None:
+        out.rank = max(rank, 0)
+
+
 def _text(a: dict, key: str, default: str) -> str:
     value = a.get(key, default)
     return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
@@ -103,6 +111,7 @@ def _arg(low: Lowering, node: Any, a: dict) -> None:
     axis, keep = int(a.get("axis", 0)), bool(a.get("keepdims", 1))
     last = bool(a.get("select_last_index", 0))
     rank = low.rank(x)
+    _set_rank(low, node, rank if keep else rank - 1)
     if not last and rank >= 1 and low.value(x).kind != "Bool":
         d = axis + rank if axis < 0 else axis
         expr = f"{low.var(x)}.arg{which}({d})" + ("" if keep or rank == 1 else f".squeeze({d})")
@@ -121,6 +130,8 @@ def _topk(low: Lowering, node: Any, a: dict) -> None:
     x = node.input[0]
     k = low.ints(node.input[1])
     axis, largest = int(a.get("axis", -1)), bool(a.get("largest", 1))
+    _set_rank(low, node, low.rank(x))
+    _set_rank(low, node, low.rank(x), 1)
     # `sorted=0` lets any order through; sorted is one such order
     low.bind_many(node, f"onnx_ops.topk({low.var(x)}, {k}, {axis}, {largest}, {low.rank(x)})", 2, "topk")
 
@@ -135,6 +146,7 @@ def _check_hardmax(graph: Graph, node: Any, a: dict) -> list[str]:
 @op("Hardmax", check=_check_hardmax)
 def _hardmax(low: Lowering, node: Any, a: dict) -> None:
     x = node.input[0]
+    _set_rank(low, node, low.rank(x))
     low.bind(node, f"onnx_ops.hardmax({low.var(x)}, {int(a.get('axis', -1))}, {low.rank(x)})", "hardmax")
 
 
@@ -143,6 +155,7 @@ def _cumsum(low: Lowering, node: Any, a: dict) -> None:
     x = node.input[0]
     axis = low.ints(node.input[1])
     exclusive, reverse = bool(a.get("exclusive", 0)), bool(a.get("reverse", 0))
+    _set_rank(low, node, low.rank(x))
     low.bind(node, f"onnx_ops.cumsum({low.var(x)}, {axis}, {exclusive}, {reverse}, {low.rank(x)})", "cumsum")
 
 
@@ -160,6 +173,7 @@ def _check_axis0(graph: Graph, node: Any, a: dict) -> list[str]:
 def _gather_elements(low: Lowering, node: Any, a: dict) -> None:
     x, idx = node.input[0], node.input[1]
     axis, rank = int(a.get("axis", 0)), low.rank(x)
+    _set_rank(low, node, low.rank(idx))
     if rank >= 1 and _nonnegative_const(low, idx):
         expr = f"{low.var(x)}.gather({axis + rank if axis < 0 else axis}, {low.var(idx)})"
     else:
@@ -179,6 +193,9 @@ def _check_gather_nd(graph: Graph, node: Any, a: dict) -> list[str]:
 def _gather_nd(low: Lowering, node: Any, a: dict) -> None:
     x, idx = node.input[0], node.input[1]
     b = int(a.get("batch_dims", 0))
+    tuple_length = (low.shape(idx) or [None])[-1] if low.rank(idx) else None
+    if tuple_length is not None:
+        _set_rank(low, node, low.rank(x) + low.rank(idx) - tuple_length - 1 - b)
     low.bind(node, f"onnx_ops.gather_nd({low.var(x)}, {low.var(idx)}, {b}, {low.rank(x)}, {low.rank(idx)})",
              "gather_nd")
 
@@ -199,6 +216,7 @@ def _check_scatter(graph: Graph, node: Any, a: dict) -> list[str]:
 def _scatter_elements(low: Lowering, node: Any, a: dict) -> None:
     x, idx, upd = node.input[:3]
     axis, rank = int(a.get("axis", 0)), low.rank(x)
+    _set_rank(low, node, rank)
     reduction = _text(a, "reduction", "none")
     if reduction == "add" and rank >= 1 and _nonnegative_const(low, idx):
         # burnbook's scatter adds
@@ -214,6 +232,7 @@ def _scatter_elements(low: Lowering, node: Any, a: dict) -> None:
 def _scatter_nd(low: Lowering, node: Any, a: dict) -> None:
     x, idx, upd = node.input[:3]
     reduction = _text(a, "reduction", "none")
+    _set_rank(low, node, low.rank(x))
     low.bind(node, f"onnx_ops.scatter_nd({low.var(x)}, {low.var(idx)}, {low.var(upd)}, {quote(reduction)}, "
                    f"{low.rank(x)}, {low.rank(idx)})", "scatter_nd")
 
@@ -222,7 +241,7 @@ def _scatter_nd(low: Lowering, node: Any, a: dict) -> None:
 @op("NonZero")
 def _nonzero(low: Lowering, node: Any, a: dict) -> None:
     x = node.input[0]
-    low.graph.values[node.output[0]].rank = 2
+    _set_rank(low, node, 2)
     low.bind(node, f"onnx_ops.nonzero({low.var(x)}, {low.rank(x)})", "nonzero")
 
 
@@ -234,6 +253,7 @@ def _check_compress(graph: Graph, node: Any, a: dict) -> list[str]:
 def _compress(low: Lowering, node: Any, a: dict) -> None:
     x, cond = node.input[:2]
     axis = str(int(a["axis"])) if "axis" in a else "None"
+    _set_rank(low, node, low.rank(x) if "axis" in a else 1)
     low.bind(node, f"onnx_ops.compress({low.var(x)}, {low.var(cond)}, {axis}, {low.rank(x)})", "compress")
 
 
@@ -244,6 +264,7 @@ def _check_one_hot(graph: Graph, node: Any, a: dict) -> list[str]:
 @op("OneHot", check=_check_one_hot)
 def _one_hot(low: Lowering, node: Any, a: dict) -> None:
     idx, depth, values = node.input[:3]
+    _set_rank(low, node, low.rank(idx) + 1)
     const = low.const(depth)
     if const is not None:
         if const.size != 1:
