@@ -6,6 +6,8 @@ generators, and clean refusals."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -160,7 +162,8 @@ def test_constant_shapes_fold_and_tile_reads_runtime_repeats():
 def test_dynamic_dims_build_eye_size_and_big_constants_at_run_time():
     """EyeLike and Size of an input whose dims are symbolic, and a
     ConstantOfShape too big to store, are computed when the model runs."""
-    dims = numpy_helper.from_array(np.array([300, 300], dtype=np.int64), "dims")
+    # more elements than any import-time folding stores as a weight
+    dims = numpy_helper.from_array(np.array([1025, 1024], dtype=np.int64), "dims")
     nodes = [helper.make_node("EyeLike", ["x"], ["eye"], k=1, dtype=TensorProto.INT64),
              helper.make_node("Size", ["x"], ["n"]),
              helper.make_node("ConstantOfShape", ["dims"], ["big"],
@@ -174,7 +177,7 @@ def test_dynamic_dims_build_eye_size_and_big_constants_at_run_time():
         eye, n, big = m(_f(np.zeros(shape)))
         np.testing.assert_array_equal(eye.to_numpy(), np.eye(*shape, k=1, dtype=np.int64))
         assert n.to_numpy().tolist() == [shape[0] * shape[1]]
-    np.testing.assert_array_equal(big.to_numpy(), np.full((300, 300), 1.5, dtype=np.float32))
+    assert big.dims() == [1025, 1024] and (big.to_numpy() == 1.5).all()
 
 
 # -- generators -----------------------------------------------------------------------
@@ -215,15 +218,19 @@ def test_bernoulli_statistics_and_output_type():
 def test_refusals_name_the_node_and_the_reason():
     pad = _model([helper.make_node("Pad", ["x", "p"], ["y"], mode="mirror", name="pad_it")],
                  [("x", F, [2, 2]), ("p", I64, [4])], [("y", F, None)])
-    with pytest.raises(OnnxImportError, match=r"node 'pad_it': Pad mode 'mirror'"):
+    with pytest.raises(OnnxImportError, match=r"node 'pad_it'.*: Pad mode 'mirror'"):
         generate(pad)
     rnd = _model([helper.make_node("RandomNormal", [], ["y"], shape=[2], dtype=TensorProto.INT32, name="r")],
                  [], [("y", TensorProto.INT32, None)])
     with pytest.raises(OnnxImportError) as err:
         generate(rnd)
-    assert "node 'r': RandomNormal makes a tensor from nothing" in str(err.value)
+    assert re.search(r"node 'r'.*: RandomNormal makes a tensor from nothing", str(err.value))
     assert "burnbook draws Float values" in str(err.value)
     d2s = _model([helper.make_node("DepthToSpace", ["x"], ["y"], blocksize=2, mode="XYZ", name="d")],
                  [("x", F, [1, 4, 2, 2])], [("y", F, None)])
-    with pytest.raises(OnnxImportError, match=r"node 'd': DepthToSpace mode 'XYZ' \(DCR or CRD\)"):
+    with pytest.raises(OnnxImportError, match=r"node 'd'.*: DepthToSpace mode 'XYZ' \(DCR or CRD\)"):
         generate(d2s)
+    tile = _model([helper.make_node("Tile", ["x", "r"], ["y"], name="t")], [("x", F, [2, 3])], [("y", F, None)],
+                  inits=[numpy_helper.from_array(np.array([2], dtype=np.int64), "r")])
+    with pytest.raises(OnnxImportError, match=r"node 't'.*Tile repeats \[2\] do not fit an input of rank 2"):
+        generate(tile)

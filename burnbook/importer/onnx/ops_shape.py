@@ -18,7 +18,7 @@ import numpy as np
 
 from .codegen import Lowering, literal, quote
 from .graph import Graph, OnnxImportError, Value, elem_info
-from .ops import inp, node_label, op
+from .ops import inp, op
 
 # constants larger than this are built at run time rather than stored in the record
 _FOLD_LIMIT = 1 << 16
@@ -95,7 +95,7 @@ def _tile(low: Lowering, node: Any, a: dict) -> None:
         return
     reps = [int(v) for v in reps.reshape(-1)]
     if len(reps) != low.rank(x) or min(reps, default=1) < 0:
-        raise OnnxImportError(f"node {node_label(node)}: Tile repeats {reps} do not fit an input of rank "
+        raise OnnxImportError(f"Tile repeats {reps} do not fit an input of rank "
                               f"{low.rank(x)}")
     expr = low.var(x)
     for d, r in enumerate(reps):
@@ -148,9 +148,11 @@ def _check_split(graph: Graph, node: Any, a: dict) -> list[str]:
 @op("Split", check=_check_split)
 def _split(low: Lowering, node: Any, a: dict) -> None:
     x = node.input[0]
-    rank = low.rank(x)
+    v = low.graph.values.get(x)
+    # the rank may be unknown (split lengths computed in the graph): a negative axis is then resolved at run time
+    rank = v.rank if v is not None and v.kind is not None else None
     axis = int(a.get("axis", 0))
-    axis = axis + rank if axis < 0 else axis
+    axis = axis + rank if axis < 0 and rank is not None else axis
     count = len(node.output)
     if "split" in a:
         sizes: str | None = literal([int(v) for v in a["split"]])
@@ -158,7 +160,7 @@ def _split(low: Lowering, node: Any, a: dict) -> None:
         sizes = low.ints(node.input[1])
     else:
         sizes = None
-    xs = low.shape(x)
+    xs = v.static_shape() if rank is not None else None
     n = xs[axis] if xs is not None else None
     if n is not None and sizes is None and n % count == 0 and n > 0:
         expr = f"{low.var(x)}.chunk({count}, {axis})"  # equal parts: Tensor's own call
@@ -168,6 +170,12 @@ def _split(low: Lowering, node: Any, a: dict) -> None:
         low.bind(node, f"{expr}[0]", "split")
     else:
         low.bind_many(node, expr, count, "split")
+    if rank is not None:  # onnx infers nothing for the parts when the sizes are computed: they keep the rank
+        for out in node.output:
+            known = low.graph.values.get(out)
+            if out and (known is None or known.rank is None):
+                dims = [d if i != axis else None for i, d in enumerate(v.shape or [None] * rank)]
+                low.graph.values[out] = Value(out, v.kind, v.dtype, rank, dims)
 
 
 # -- values made from sizes -----------------------------------------------------------
@@ -181,7 +189,7 @@ def _constant_of_shape(low: Lowering, node: Any, a: dict) -> None:
         array = np.asarray(numpy_helper.to_array(value)).reshape(-1)
         info = elem_info(value.data_type)
         if info is None:
-            raise OnnxImportError(f"node {node_label(node)}: ConstantOfShape value of element type "
+            raise OnnxImportError(f"ConstantOfShape value of element type "
                                   f"{value.data_type}, which burnbook tensors cannot hold")
         kind = info[0]
         fill = array[0].item()
@@ -209,7 +217,7 @@ def _range(low: Lowering, node: Any, a: dict) -> None:
     if all(c is not None for c in consts):
         s, lim, d = (c.reshape(-1)[0] for c in consts)
         if d == 0:
-            raise OnnxImportError(f"node {node_label(node)}: Range delta is 0")
+            raise OnnxImportError(f"Range delta is 0")
         count = max(int(np.ceil((float(lim) - float(s)) / float(d))), 0)
         if count <= _FOLD_LIMIT:
             _fold(low, node, s + np.arange(count) * d, kind)
@@ -238,7 +246,7 @@ def _eye_like(low: Lowering, node: Any, a: dict) -> None:
     k = int(a.get("k", 0))
     shape = low.shape(x)
     if low.rank(x) != 2:
-        raise OnnxImportError(f"node {node_label(node)}: EyeLike needs a 2-D input, got rank {low.rank(x)}")
+        raise OnnxImportError(f"EyeLike needs a 2-D input, got rank {low.rank(x)}")
     if shape is not None and shape[0] * shape[1] <= _FOLD_LIMIT:
         _fold(low, node, np.eye(shape[0], shape[1], k), kind)
         return
@@ -251,7 +259,7 @@ def _trilu(low: Lowering, node: Any, a: dict) -> None:
     upper = bool(a.get("upper", 1))
     const = low.const(k) if k else np.zeros(1, dtype=np.int64)
     if low.rank(x) < 2:
-        raise OnnxImportError(f"node {node_label(node)}: Trilu needs rank >= 2, got rank {low.rank(x)}")
+        raise OnnxImportError(f"Trilu needs rank >= 2, got rank {low.rank(x)}")
     if const is None:
         low.bind(node, f"onnx_ops.trilu({low.var(x)}, {low.var(k)}, {literal(upper)})", "trilu")
         return
@@ -286,7 +294,7 @@ def _reverse_sequence(low: Lowering, node: Any, a: dict) -> None:
     time_axis, batch_axis = int(a.get("time_axis", 0)), int(a.get("batch_axis", 1))
     time_axis, batch_axis = (v + rank if v < 0 else v for v in (time_axis, batch_axis))
     if rank < 2 or {time_axis, batch_axis} != {0, 1}:
-        raise OnnxImportError(f"node {node_label(node)}: ReverseSequence takes time and batch axes 0 and 1 of a "
+        raise OnnxImportError(f"ReverseSequence takes time and batch axes 0 and 1 of a "
                               f"rank >= 2 input, got {time_axis} and {batch_axis} of rank {rank}")
     low.bind(node, f"onnx_ops.reverse_sequence({low.var(x)}, {low.ints(lens)}, {time_axis}, {batch_axis})",
              "reverse_sequence")
