@@ -6,8 +6,9 @@ autodiff differentiates through them. Three helpers read index data back to
 the host, where the Tensor API has no operation for the job: `topk` (there is
 no sort; the order is found with NumPy and the values are then gathered from
 the tensor), and `nonzero`/`compress` (their output shapes depend on the
-data). `scatter_nd` reads its indices back to split repeated targets into
-rounds that are applied one after the other, as ONNX's reference does.
+data). `scatter_elements` and `scatter_nd` (other than "add") read their
+indices back to split repeated targets into rounds applied one after the
+other, as ONNX's reference does.
 """
 
 from __future__ import annotations
@@ -282,15 +283,31 @@ def _check_reduction(reduction: str, op: str) -> None:
         raise ValueError(f"{op}: reduction {reduction!r} (ONNX defines {', '.join(_COMBINE)})")
 
 
+def _rounds(targets: np.ndarray) -> np.ndarray:
+    """For each write (in ONNX's row-major order) to a flat position in
+    `targets`, how many earlier writes went to the same position: the writes
+    of one round all have distinct targets."""
+    n = targets.size
+    order = np.argsort(targets, kind="stable")
+    ordered = targets[order]
+    first = np.ones(n, dtype=bool)
+    first[1:] = ordered[1:] != ordered[:-1]
+    group_start = np.maximum.accumulate(np.where(first, np.arange(n), 0))
+    rounds = np.empty(n, dtype=np.int64)
+    rounds[order] = np.arange(n) - group_start
+    return rounds
+
+
 def scatter_elements(x: Any, axis: int, indices: Any, updates: Any, reduction: str, rank: int) -> Any:
     """ONNX `ScatterElements` (and the older `Scatter`): `updates` written
     into a copy of `x` at `indices` along `axis`, replacing or combined with
     `reduction` ("add", "mul", "max", "min").
 
-    "add" is one `scatter` (which adds). The others go one index slice along
-    `axis` at a time: within a slice every target is distinct, so each slice
-    is a plain masked write, and repeated targets are combined in order, as
-    ONNX's reference does."""
+    "add" is one `scatter` (which adds). The others are masked writes of
+    scattered values, in rounds: the indices are read back to the host to put
+    each repeat of a target in a later round, so a round's targets are
+    distinct and repeats combine in order (the last one wins for "none"), as
+    in ONNX's reference. Without repeats there is one round."""
     _check_reduction(reduction, "ScatterElements")
     axis = _axis(axis, max(rank, 1), "ScatterElements")
     if x.kind is Bool:
@@ -298,12 +315,19 @@ def scatter_elements(x: Any, axis: int, indices: Any, updates: Any, reduction: s
     indices = _wrap(indices, x.dims()[axis])
     if reduction == "add":
         return x.scatter(axis, indices, updates)
-    hit_base = Tensor[x.backend, x.ndim, Int].zeros(x.dims(), x.device())
+    where = np.asarray(indices.to_numpy()).astype(np.int64)
+    grid = list(np.indices(where.shape, sparse=True))
+    grid[axis] = where
+    rounds = _rounds(np.ravel_multi_index(tuple(grid), x.dims()).reshape(-1)).reshape(where.shape)
+    hits = Tensor[x.backend, x.ndim, Int].zeros(x.dims(), x.device())
     out = x
-    for j in range(indices.dims()[axis]):
-        idx, upd = indices.narrow(axis, j, 1), updates.narrow(axis, j, 1)
-        hit = hit_base.scatter(axis, idx, idx.ones_like()).greater_elem(0)
-        new = x.zeros_like().scatter(axis, idx, upd)
+    for r in range(int(rounds.max()) + 1 if rounds.size else 0):
+        upd, count = updates, indices.ones_like()
+        if rounds.max() > 0:  # only this round's writes count
+            now = Tensor[x.backend, x.ndim, Bool].from_data(rounds == r, x.device())
+            upd, count = upd.zeros_like().mask_where(now, upd), count.zeros_like().mask_where(now, count)
+        hit = hits.scatter(axis, indices, count).greater_elem(0)
+        new = x.zeros_like().scatter(axis, indices, upd)
         out = out.mask_where(hit, _COMBINE[reduction](out, new))
     return out
 
@@ -331,13 +355,7 @@ def scatter_nd(x: Any, indices: Any, updates: Any, reduction: str, rank: int, in
     values = updates.reshape([m, width])
     if reduction == "add":
         return rows.select_assign(0, linear, values).reshape(dims)
-    # the round of each update: how often its row came before it
-    targets = np.asarray(linear.to_numpy()).reshape(-1)
-    rounds = np.zeros(m, dtype=np.int64)
-    seen: dict[int, int] = {}
-    for i, t in enumerate(targets.tolist()):
-        rounds[i] = seen.get(t, 0)
-        seen[t] = rounds[i] + 1
+    rounds = _rounds(np.asarray(linear.to_numpy()).reshape(-1))
     ones = Tensor[x.backend, 2, Int].ones([1, width], x.device())
     hit_base = Tensor[x.backend, 2, Int].zeros(rows.dims(), x.device())
     out = rows
