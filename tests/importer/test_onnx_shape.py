@@ -92,6 +92,27 @@ def test_pad_modes_on_4d_match_onnxruntime(mode):
     np.testing.assert_array_equal(got.to_numpy(), want)
 
 
+def test_pad_gradients_match_torch():
+    """Padding is built from slices and concatenation, so autodiff carries
+    gradients through it: each input value collects the weights of every
+    position it was copied to (reflect and circular padding in torch)."""
+    torch = pytest.importorskip("torch")
+    from burnbook.backend import Autodiff
+    from burnbook.importer.onnx import runtime as onnx_ops
+
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((1, 2, 4, 5)).astype(np.float32)
+    pads = [0, 0, 2, 3, 0, 0, 1, 4]  # ONNX: begins of the 4 dims, then ends
+    torch_pads = (3, 4, 2, 1)  # torch: (W begin, W end, H begin, H end)
+    w = rng.standard_normal((1, 2, 7, 12)).astype(np.float32)
+    for mode, torch_mode in (("reflect", "reflect"), ("wrap", "circular"), ("edge", "replicate")):
+        t = Tensor[Autodiff[NdArray], 4].from_data(x).require_grad()
+        grads = (onnx_ops.pad_nd(t, pads, mode) * Tensor[Autodiff[NdArray], 4].from_data(w)).sum().backward()
+        tt = torch.tensor(x, requires_grad=True)
+        (torch.nn.functional.pad(tt, torch_pads, mode=torch_mode) * torch.tensor(w)).sum().backward()
+        np.testing.assert_allclose(t.grad(grads).to_numpy(), tt.grad.numpy(), rtol=1e-5, atol=1e-5, err_msg=mode)
+
+
 def test_pad_axes_input_and_reflect_limit():
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
     pads = numpy_helper.from_array(np.array([2, 1], dtype=np.int64), "p")
