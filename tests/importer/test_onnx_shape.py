@@ -92,6 +92,17 @@ def test_pad_modes_on_4d_match_onnxruntime(mode):
     np.testing.assert_array_equal(got.to_numpy(), want)
 
 
+def test_pad_attributes_of_opset_10():
+    """Before opset 11 the pads and the fill value were attributes."""
+    nodes = [helper.make_node("Pad", ["x"], ["y"], mode="edge", pads=[0, 1, 2, 0]),
+             helper.make_node("Pad", ["x"], ["z"], pads=[1, 0, 0, 2], value=3.0)]
+    model = _model(nodes, [("x", F, [2, 3])], [("y", F, None), ("z", F, None)], opset=10)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    y, z = build_model(model, backend=NdArray)(_f(x))
+    np.testing.assert_array_equal(y.to_numpy(), np.pad(x, [(0, 2), (1, 0)], mode="edge"))
+    np.testing.assert_array_equal(z.to_numpy(), np.pad(x, [(1, 0), (0, 2)], constant_values=3.0))
+
+
 def test_pad_gradients_match_torch():
     """Padding is built from slices and concatenation, so autodiff carries
     gradients through it: each input value collects the weights of every

@@ -124,13 +124,10 @@ def _check_pad(graph: Graph, node: Any, a: dict) -> list[str]:
 def _pad(low: Lowering, node: Any, a: dict) -> None:
     x = low.var(node.input[0])
     mode = _text(a.get("mode", "constant"))
-    if "pads" in a:  # opset < 11: attributes
-        pads, value = literal([int(v) for v in a["pads"]]), literal(np.float32(a.get("value", 0.0)))
-        axes = "None"
-    else:
-        pads = low.ints(node.input[1])
-        value = _scalar(low, inp(node, 2)) if inp(node, 2) else "0"
-        axes = low.ints(inp(node, 3)) if inp(node, 3) else "None"
+    # opset < 11 `pads`/`value` attributes arrive here as inputs: `graph.upgrade` converted the model
+    pads = low.ints(node.input[1])
+    value = _scalar(low, inp(node, 2)) if inp(node, 2) else "0"
+    axes = low.ints(inp(node, 3)) if inp(node, 3) else "None"
     if low.value(node.input[0]).kind == "Float" and value == "0":
         value = "0.0"
     args = [x, pads, quote(mode)] + ([value] if mode == "constant" else []) + \
@@ -154,12 +151,8 @@ def _split(low: Lowering, node: Any, a: dict) -> None:
     axis = int(a.get("axis", 0))
     axis = axis + rank if axis < 0 and rank is not None else axis
     count = len(node.output)
-    if "split" in a:
-        sizes: str | None = literal([int(v) for v in a["split"]])
-    elif inp(node, 1):
-        sizes = low.ints(node.input[1])
-    else:
-        sizes = None
+    # the opset < 13 `split` attribute arrives here as an input: `graph.upgrade` converted the model
+    sizes = low.ints(node.input[1]) if inp(node, 1) else None
     xs = v.static_shape() if rank is not None else None
     n = xs[axis] if xs is not None else None
     if n is not None and sizes is None and n % count == 0 and n > 0:
