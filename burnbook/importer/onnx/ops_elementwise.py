@@ -274,11 +274,23 @@ def _target_code(graph: Graph, node: Any) -> int | None:
 def _check_cast_like(graph: Graph, node: Any, a: dict) -> list[str]:
     code = _target_code(graph, node)
     if code is None:
-        v = graph.values.get(node.input[1]) if len(node.input) > 1 else None
-        what = "an unknown type" if v is None or v.dtype is None else f"{v.dtype} elements"
-        return [f"CastLike to the type of {node.input[1] if len(node.input) > 1 else '<none>'!r}, which has {what} "
-                "that burnbook tensors cannot hold"]
+        target = node.input[1] if len(node.input) > 1 else ""
+        v = graph.values.get(target)
+        return [f"CastLike to the type of {target!r}, {_type_name(v)}, which burnbook tensors cannot hold"]
     return _check_cast(graph, node, dict(a, to=code))
+
+
+def _type_name(v: Any) -> str:
+    """An unsupported element type by its ONNX name (`string`)."""
+    from onnx import TensorProto
+
+    text = "an unknown type" if v is None or v.dtype is None else str(v.dtype)
+    if text.startswith("element type "):
+        try:
+            return TensorProto.DataType.Name(int(text.split()[-1])).lower()
+        except ValueError:
+            pass
+    return text
 
 
 @op("CastLike", check=_check_cast_like, rank_of=0)

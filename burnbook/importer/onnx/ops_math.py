@@ -78,6 +78,9 @@ def _scalar_of(low: Lowering, name: str) -> str | None:
 def _binary(low: Lowering, node: Any, a: dict) -> None:
     lhs, rhs = node.input[0], node.input[1]
     sym = _BINARY[node.op_type]
+    out = low.graph.values.get(node.output[0])
+    if out is not None and out.rank is None:  # shape inference stopped at a run-time shape: broadcast ranks
+        out.rank = max(low.rank(lhs), low.rank(rhs))
     out_rank = max(low.brank(lhs), low.brank(rhs))
     out_kind = low.value(node.output[0]).kind
     float_out = out_kind == "Float"
