@@ -69,33 +69,45 @@ def axes_of(low: Lowering, node: Any, a: dict) -> list[int] | str | None:
 
 
 # -- the walk ---------------------------------------------------------------------------
-def check_graph(graph: Graph) -> list[str]:
-    """Every reason the graph cannot be translated (empty when it can)."""
+def check_graph(graph: Graph, refused: list | None = None) -> list[str]:
+    """Every reason the graph cannot be translated (empty when it can); the
+    nodes at fault are appended to `refused` when given."""
     _register_all()
     problems: list[str] = []
-    missing: dict[str, int] = {}
+    missing: dict[str, list] = {}
+    refused = [] if refused is None else refused
     for node in graph.nodes:
         if node.domain not in ("", "ai.onnx"):
-            key = _printable(f"{node.domain}.{node.op_type}")
-            missing[key] = missing.get(key, 0) + 1
+            missing.setdefault(_printable(f"{node.domain}.{node.op_type}"), []).append(node)
+            refused.append(node)
             continue
         entry = TABLE.get(node.op_type)
         if entry is None:
-            missing[_printable(node.op_type)] = missing.get(_printable(node.op_type), 0) + 1
+            missing.setdefault(_printable(node.op_type), []).append(node)
+            refused.append(node)
             continue
         wrong_types = _attribute_type_problems(node, graph.opset)
         checker = entry[1]
-        for p in wrong_types or (checker(graph, node, attrs(node)) if checker is not None else []):
-            problems.append(f"node {node_label(node)}: {p}")
+        found = wrong_types or (checker(graph, node, attrs(node)) if checker is not None else [])
+        refused += [node] if found else []
+        for p in found:
+            problems.append(f"node {node_label(node)} ({_printable(node.op_type)}): {p}")
     for name in graph.inputs + graph.outputs:
         v = graph.values.get(name)
         if v is None or v.kind is None:
             what = v.dtype if v is not None else "an unknown type"
             problems.append(f"graph value {name!r} has {what}, which burnbook tensors cannot hold")
     if missing:
-        listed = ", ".join(f"{k} (x{n})" if n > 1 else k for k, n in sorted(missing.items()))
+        listed = ", ".join(f"{k} ({_node_names(nodes)})" for k, nodes in sorted(missing.items()))
         problems.insert(0, f"unsupported operators: {listed}")
     return problems
+
+
+def _node_names(nodes: list, shown: int = 3) -> str:
+    """`node 'a'` or `x3: nodes 'a', 'b', 'c'`, at most `shown` names then a count."""
+    names = ", ".join(node_label(n) for n in nodes[:shown])
+    more = f" and {len(nodes) - shown} more" if len(nodes) > shown else ""
+    return f"node {names}" if len(nodes) == 1 else f"x{len(nodes)}: nodes {names}{more}"
 
 
 def node_label(node: Any) -> str:
@@ -139,11 +151,17 @@ def _register_all() -> None:
     from . import ops_recurrent  # noqa: F401  (LSTM, GRU, RNN, If, Loop, Scan)
 
 
-def lower(graph: Graph) -> Lowering:
-    """Translate every node; raises OnnxImportError listing all problems."""
-    problems = check_graph(graph)
+def lower(graph: Graph, origin: str = "this ONNX model") -> Lowering:
+    """Translate every node; raises OnnxImportError listing all problems,
+    naming `origin` (the file) and the opset, with any re-export advice."""
+    from .fold import reexport_hints
+
+    refused: list = []
+    problems = check_graph(graph, refused)
+    where = f"{_printable(origin)} (opset {graph.opset})"
     if problems:
-        raise OnnxImportError("cannot import this ONNX model:\n  - " + "\n  - ".join(problems)
+        hints = "".join(f"\nhint: {h}" for h in reexport_hints(graph, refused))
+        raise OnnxImportError(f"cannot import {where}:\n  - " + "\n  - ".join(problems) + hints
                               + f"\nsupported operators: {', '.join(supported_ops())}")
     low = Lowering(graph)
     from .codegen import identifier
@@ -156,11 +174,11 @@ def lower(graph: Graph) -> Lowering:
         emit = TABLE[node.op_type][0]
         try:
             emit(low, node, attrs(node))
-        except OnnxImportError:
-            raise
         except Exception as err:
+            why = err if isinstance(err, OnnxImportError) else f"cannot translate it: {err}"
+            hints = "".join(f"\nhint: {h}" for h in reexport_hints(graph, [node]))
             raise OnnxImportError(
-                f"node {node_label(node)} ({node.op_type}): cannot translate it: {err}") from err
+                f"cannot import {where}: node {node_label(node)} ({_printable(node.op_type)}): {why}{hints}") from err
     for name in graph.outputs:
         if name not in low.names:
             low.var(name)
