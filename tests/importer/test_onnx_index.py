@@ -119,6 +119,36 @@ def test_scatter_with_repeated_targets_combines_in_order():
         _compare(model, {"x": data, "u": np.tile(updates[:, :1], (1, 4)) * np.arange(1, 5, dtype=np.float32)})
 
 
+def test_constant_operands_become_fields_and_old_opsets_are_upgraded():
+    """Indices, conditions, k, axes and depth stored in the file (record
+    fields and literals rather than inputs), in an opset-11 model that the
+    importer upgrades; TopK there still has k as an input, ArgMax keepdims."""
+    i64 = TensorProto.INT64
+    inits = [
+        helper.make_tensor("gi", i64, [3, 2], [0, 3, 2, 2, 1, 0]),
+        helper.make_tensor("cond", TensorProto.BOOL, [4], [True, False, True, True]),
+        helper.make_tensor("k", i64, [1], [2]),
+        helper.make_tensor("ax", i64, [], [1]),
+        helper.make_tensor("depth", i64, [], [5]),
+        helper.make_tensor("onoff", TensorProto.FLOAT, [2], [-1.0, 2.0]),
+    ]
+    nodes = [
+        helper.make_node("GatherElements", ["x", "gi"], ["g"], axis=1),
+        helper.make_node("ScatterElements", ["x", "gi", "g"], ["s"], axis=1),
+        helper.make_node("Compress", ["s", "cond"], ["c"], axis=1),
+        helper.make_node("TopK", ["c", "k"], ["tv", "ti"], axis=1, largest=0),
+        helper.make_node("CumSum", ["tv", "ax"], ["cs"], reverse=1),
+        helper.make_node("ArgMax", ["x"], ["am"], axis=1, keepdims=0),
+        helper.make_node("OneHot", ["am", "depth", "onoff"], ["oh"], axis=0),
+        helper.make_node("ReduceMax", ["oh"], ["rm"], axes=[0], keepdims=0),
+    ]
+    outs = [helper.make_tensor_value_info(n, t, None) for n, t in
+            (("cs", TensorProto.FLOAT), ("ti", i64), ("oh", TensorProto.FLOAT), ("rm", TensorProto.FLOAT))]
+    model = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])], outs, 11, inits)
+    x = np.random.default_rng(4).standard_normal((3, 4)).astype(np.float32)
+    _compare(model, {"x": x})
+
+
 def test_gradients_flow_through_the_helpers():
     """Values against NumPy, gradients against finite differences."""
     x = np.random.default_rng(2).uniform(0.5, 2.0, (3, 5))
