@@ -172,18 +172,22 @@ def test_max_min_mean_broadcast_three_ranks_and_propagate_nan():
 
 def test_constant_operands_become_numbers_on_either_side():
     x = RNG.standard_normal((2, 5)).astype(np.float32)
+    x[1, 1] = np.nan
     half = helper.make_tensor("half", TensorProto.FLOAT, [], [0.5])
     model = _model([helper.make_node("Less", ["half", "x"], ["y"]),  # 0.5 < x
                     helper.make_node("GreaterOrEqual", ["x", "half"], ["z"]),
-                    helper.make_node("IsInf", ["x"], ["w"], detect_positive=0, detect_negative=0)],
+                    helper.make_node("IsInf", ["x"], ["w"], detect_positive=0, detect_negative=0),
+                    helper.make_node("Max", ["half", "x"], ["m"])],
                    [_vi("x", TensorProto.FLOAT, [2, 5])],
-                   [_vi(n, TensorProto.BOOL, [2, 5]) for n in "yzw"], initializers=[half])
+                   [_vi(n, TensorProto.BOOL, [2, 5]) for n in "yzw"] + [_vi("m", TensorProto.FLOAT, [2, 5])],
+                   initializers=[half])
     source = generate(model).source
-    assert ".greater_elem(0.5)" in source and ".greater_equal_elem(0.5)" in source
-    y, z, w = build_model(model, backend=NdArray)(_tensor(x))
+    assert ".greater_elem(0.5)" in source and ".greater_equal_elem(0.5)" in source and ".clamp_min(0.5)" in source
+    y, z, w, m = build_model(model, backend=NdArray)(_tensor(x))
     np.testing.assert_array_equal(y.to_numpy(), 0.5 < x)
     np.testing.assert_array_equal(z.to_numpy(), x >= 0.5)
     assert not w.to_numpy().any()
+    np.testing.assert_array_equal(m.to_numpy(), np.maximum(0.5, x))  # NaN stays NaN
 
 
 def test_swish_of_opset_24_takes_alpha():

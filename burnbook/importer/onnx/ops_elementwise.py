@@ -226,6 +226,11 @@ def _variadic(low: Lowering, node: Any, a: dict) -> None:
         low.alias(node, low.var(node.input[0]))
         return
     if node.op_type in ("Max", "Min"):
+        clamp = "clamp_min" if node.op_type == "Max" else "clamp_max"
+        scalar = _clamp_scalar(low, node)
+        if scalar is not None:  # max(x, c) is x.clamp_min(c)
+            low.bind(node, f"{low.var(scalar[0])}.{clamp}({scalar[1]})", node.op_type.lower())
+            return
         fn = "maximum" if node.op_type == "Max" else "minimum"
         expr = f"onnx_ops.{fn}({', '.join(parts)})"
     else:
@@ -233,6 +238,20 @@ def _variadic(low: Lowering, node: Any, a: dict) -> None:
         if node.op_type == "Mean":
             expr = f"({expr}) / {literal(float(len(parts)))}"
     low.bind(node, expr, node.op_type.lower())
+
+
+def _clamp_scalar(low: Lowering, node: Any) -> tuple[str, str] | None:
+    """(tensor input, number) when Max/Min has two inputs, one a constant
+    one-element value whose rank does not widen the other's."""
+    if len(node.input) != 2:
+        return None
+    first, second = node.input[0], node.input[1]
+    for x, c in ((first, second), (second, first)):
+        kind = low.value(x).kind
+        number = _scalar(low, c, kind) if low.rank(c) <= low.rank(x) and low.const(x) is None else None
+        if number is not None and "nan" not in number:
+            return x, number
+    return None
 
 
 # -- Mod ----------------------------------------------------------------------------------------
