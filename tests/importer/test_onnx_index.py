@@ -14,7 +14,7 @@ ort = pytest.importorskip("onnxruntime")
 
 from onnx import TensorProto, helper  # noqa: E402
 
-from burnbook import Int, Tensor  # noqa: E402
+from burnbook import Bool, Int, Tensor  # noqa: E402
 from burnbook.autodiff import Autodiff  # noqa: E402
 from burnbook.backend import NdArray  # noqa: E402
 from burnbook.importer.onnx import OnnxImportError, build_model  # noqa: E402
@@ -97,6 +97,12 @@ def test_noop_with_empty_axes_returns_the_input(op):
     _compare(_reduce_model(op, 18, None, 1, "constant", noop=1), {"x": x})
     # empty axes fed at run time: still the input, not a reduction over every dim
     _compare(_reduce_model(op, 18, [], 0, "graph input", noop=1), {"x": x, "axes": np.zeros(0, np.int64)})
+    if op == "ReduceMax":  # booleans (any/all) too
+        b = np.array([[True, False], [False, False]])
+        for fn, want in (("max", b.any(1)), ("min", b.all(1))):
+            flags = Tensor[NdArray, 2, Bool].from_data(b)
+            np.testing.assert_array_equal(R.reduce_ext(flags, fn, [], True, 2, True).to_numpy(), b)
+            np.testing.assert_array_equal(R.reduce_ext(flags, fn, [1], False, 2).to_numpy(), want)
 
 
 def test_scatter_with_repeated_targets_combines_in_order():

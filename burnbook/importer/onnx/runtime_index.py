@@ -106,7 +106,8 @@ def reduce_ext(x: Any, op: str, axes: Sequence[int] | None, keepdims: bool, rank
         axes = [] if noop_with_empty_axes else list(range(rank))
     axes = sorted({_axis(int(a), max(rank, 1), f"Reduce {op}") for a in axes}) if rank else []
     if x.kind is Bool:  # only max/min take booleans: any (false for nothing) and all (true for nothing)
-        count = reduce_ext((x if op == "max" else x.bool_not()).int(), "l1", axes, keepdims, rank)
+        # the axes are resolved by now: empty means no dim, not every dim
+        count = reduce_ext((x if op == "max" else x.bool_not()).int(), "l1", axes, keepdims, rank, True)
         return count.greater_elem(0) if op == "max" else count.equal_elem(0)
     back_to_int = x.kind is Int and op in ("l2", "log_sum", "log_sum_exp")
     if back_to_int:  # ONNX computes these in the float domain and casts back
