@@ -1,8 +1,10 @@
-"""The performance bars of issues 2, 3, 5, 6 and 15, checked on a run's results.
+"""The performance bars of issues 2, 3, 5, 6, 15 and 16, checked on a run's results.
 
 A bar is PASS or FAIL on the ratio of medians measured in the same run
-(interleaved repeats), or on the value its `value_of` reads from the case
-(the data loader's speed-up, from its back-to-back epoch pairs). When it
+(interleaved repeats), on the value its `value_of` reads from the case
+(the data loader's speed-up, from its back-to-back epoch pairs), or on the
+value its `summary` reads from all the results (the zoo's median and worst
+ratio over its architectures). When it
 cannot be measured (framework missing, case filtered out, an error, a wrong
 result) it says NOT RUN and why: a bar is never silently dropped.
 """
@@ -14,7 +16,7 @@ from typing import Callable
 
 import numpy as np
 
-from .cases import dashboard, distributed, fusion, training
+from .cases import dashboard, distributed, fusion, training, zoo
 from .cases.autodiff import mlp_size
 from .cases.dispatch import BAR_OPS
 from .harness import fmt_time
@@ -38,6 +40,7 @@ class Bar:
     status: str = "NOT RUN"
     reason: str = ""
     value_of: Callable | None = None  # CaseResult -> the value, instead of the ratio of fw to ref
+    summary: Callable | None = None   # all results -> (value | None, note): a bar over many cases
 
     def line(self) -> str:
         want = f"bar {self.op} {self.limit:g}"
@@ -90,6 +93,13 @@ def _definitions(profile) -> list:
             "autodiff_fusion", "torch", ">=", 1.0, "x PyTorch's images/s"),
         Bar("Autodiff[Fusion[Taichi]] tracked add on 4 floats", 15, "autodiff/tracked_add/4",
             "autodiff_fusion", "torch", "<=", 2.0, "x PyTorch's time"),
+        # Issue 16: imported models' forward pass on NdArray, over the whole zoo.
+        Bar("Imported ONNX zoo forward pass on NdArray, median over architectures and batches, 1 thread each",
+            16, zoo.anchor_case_id(profile), zoo.FW, zoo.REF, "<=", 3.0, "x onnxruntime's time",
+            summary=zoo.median_ratio),
+        Bar("Imported ONNX zoo forward pass on NdArray, worst architecture and batch, 1 thread each",
+            16, zoo.anchor_case_id(profile), zoo.FW, zoo.REF, "<=", 5.0, "x onnxruntime's time",
+            summary=zoo.worst_ratio),
     ]
     return bars
 
@@ -111,6 +121,11 @@ def check(results: list, frameworks: list, profile) -> list:
             bar.reason = f"{k}: " + (fws[k].note if k in fws else "not selected in this run")
         elif res is None:
             bar.reason = f"case {bar.case_id} not in this run (--only or profile)"
+        elif bar.summary is not None:
+            bar.value, bar.reason = bar.summary(results)
+            if bar.value is not None:
+                ok = bar.value <= bar.limit if bar.op == "<=" else bar.value >= bar.limit
+                bar.status = "PASS" if ok else "FAIL"
         else:
             for k in (bar.fw, bar.ref):
                 e = res.entries.get(k)
@@ -174,6 +189,7 @@ def info_lines(results: list) -> list:
         lines.append(stats)
     if any(r.case.op == "guide_cnn_step" for r in results):
         lines += fusion.autotune_lines()
+    lines += zoo.info_lines(results)
     for res in by_id.values():
         if res.case.family == dashboard.FAMILY:
             lines += dashboard.info_lines(res)

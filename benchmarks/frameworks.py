@@ -68,9 +68,9 @@ class Framework:
 
 
 ORDER = ("numpy", "ndarray", "taichi", "fusion", "autodiff", "autodiff_taichi", "autodiff_fusion", "torch",
-         "numpy_1t", "ndarray_1t", "autodiff_1t", "autodiff_fusion_1t", "torch_1t")
+         "onnxruntime", "numpy_1t", "ndarray_1t", "autodiff_1t", "autodiff_fusion_1t", "torch_1t", "onnxruntime_1t")
 TAICHI_KEYS = ("taichi", "fusion", "autodiff_taichi", "autodiff_fusion")   # frameworks running Taichi kernels
-SINGLE_THREAD = ("numpy_1t", "ndarray_1t", "autodiff_1t", "autodiff_fusion_1t", "torch_1t")
+SINGLE_THREAD = ("numpy_1t", "ndarray_1t", "autodiff_1t", "autodiff_fusion_1t", "torch_1t", "onnxruntime_1t")
 _made: dict = {}
 
 _NUMPY: Framework | None = None
@@ -168,6 +168,20 @@ def _torch(threads: int) -> Framework:
                          note=f"skipped: {short_error(exc, 240)}")
 
 
+def _onnxruntime(threads: int) -> Framework:
+    """onnxruntime's CPU session (the zoo family's reference): NumPy arrays
+    in and out; a case's setup makes the session, with `fw.threads` intra-op
+    threads (1 for its `_1t` twin)."""
+    try:
+        import onnxruntime as ort
+
+        return Framework("onnxruntime", f"onnxruntime {ort.__version__} (CPU)", "numpy", helpers={"np": np, "ort": ort},
+                         note=f"intra_op_num_threads = {threads}", families=("zoo",), threads=threads)
+    except Exception as exc:
+        return Framework("onnxruntime", "onnxruntime (CPU)", "numpy", available=False, families=("zoo",),
+                         note=f"skipped: {short_error(exc, 240)}")
+
+
 def single_thread(base: Framework) -> Framework:
     """`base` run on one thread: NumPy's OpenBLAS and PyTorch are set to one
     thread around each of its runs (outside the timer) and restored after.
@@ -203,6 +217,8 @@ def single_thread(base: Framework) -> Framework:
     fw.note = "NumPy's BLAS and PyTorch set to 1 thread around its runs; MLP and CNN cases only"
     if base.key in TAICHI_KEYS:
         fw.note += " (Taichi's kernels keep their threads)"
+    if base.key == "onnxruntime":
+        fw.note = "intra_op_num_threads = 1; zoo cases only"
     return fw
 
 
@@ -223,6 +239,7 @@ def discover(keys: tuple | None = None, threads: int | None = None) -> list:
         "autodiff_fusion": lambda: _burnbook("autodiff_fusion", "burnbook Autodiff[Fusion[Taichi]] (cpu)",
                                              _autodiff_fusion, families=("autodiff", "training")),
         "torch": lambda: _torch(threads),
+        "onnxruntime": lambda: _onnxruntime(threads),
     }
     for key in SINGLE_THREAD:
         base = key[: -len("_1t")]

@@ -1,9 +1,9 @@
 """The benchmark families, in report order. Each module has `FAMILY`, `TITLE`,
 `INTRO` (a paragraph for the report) and `cases(profile) -> list[Case]`."""
 
-from . import autodiff, dashboard, dispatch, distributed, elementwise, fusion, matmul, reductions, training
+from . import autodiff, dashboard, dispatch, distributed, elementwise, fusion, matmul, reductions, training, zoo
 
-FAMILIES = (dispatch, elementwise, reductions, matmul, autodiff, fusion, training, dashboard, distributed)
+FAMILIES = (dispatch, elementwise, reductions, matmul, autodiff, fusion, training, dashboard, distributed, zoo)
 
 
 def all_cases(profile) -> list:

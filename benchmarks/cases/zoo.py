@@ -1,0 +1,178 @@
+"""Imported models (issue 16): the ONNX zoo's forward pass on NdArray against onnxruntime.
+
+Every architecture of `tests/importer/zoo.py` is exported once (the legacy
+TorchScript exporter, dynamic batch; cached under burnbook's cache folder,
+`zoo-onnx/`), imported with `build_model` on `NdArray`, and its forward pass
+timed at batch 1 and 8 beside an onnxruntime `InferenceSession` of the same
+file, both on one thread (`intra_op_num_threads = 1`; NumPy's BLAS set to
+one thread around NdArray's runs). The check compares burnbook's
+output with onnxruntime's. An architecture that fails to export or import
+is reported as an error on its row, never dropped.
+
+The bars (issue 16) are on the ratios burnbook time / onnxruntime time over
+every architecture that ran: the median ratio and the worst one
+(`median_ratio`, `worst_ratio`).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from ..harness import Case, Profile
+
+FAMILY = "zoo"
+TITLE = "Imported models: ONNX zoo forward pass, burnbook NdArray vs onnxruntime"
+INTRO = (
+    "Each architecture of the importer's zoo (`tests/importer/zoo.py`: torchvision CNNs at "
+    "64x64, a tiny ViT, a TransformerEncoder, LSTM/GRU, an MLP, a conv1d net, a U-Net block), "
+    "exported to ONNX with a dynamic batch, imported with `build_model` on NdArray, and its "
+    "forward pass timed beside onnxruntime's session of the same file, both on one thread "
+    "(`ndarray_1t`: NumPy's BLAS on 1 thread; `onnxruntime_1t`: `intra_op_num_threads = 1`). "
+    "Time per forward pass; the ratio is burnbook's time / onnxruntime's (lower is better)."
+)
+
+# The one-thread pair: on the shared 2-core machine a 2-thread BLAS call
+# stalls for whole scheduler ticks under load (a batch-1 squeezenet took
+# 280 ms instead of 9), so the default-thread pair compares the neighbours.
+FRAMEWORKS = ("onnxruntime_1t", "ndarray_1t")
+FW, REF = "ndarray_1t", "onnxruntime_1t"
+BATCHES = (1, 8)
+QUICK_ARCHITECTURES = ("mobilenet_v2", "shufflenet_v2_x0_5", "resnet18", "lstm")
+_ROOT = Path(__file__).resolve().parents[2]
+_cache: dict = {}   # architecture -> (onnx path, input name) | Exception
+
+
+def _zoo():
+    """The zoo module (the tests' folder holds it; importing it loads torch)."""
+    if str(_ROOT) not in sys.path:
+        sys.path.insert(0, str(_ROOT))
+    from tests.importer import zoo
+
+    return zoo
+
+
+def architectures(profile: Profile) -> tuple:
+    if profile.name == "quick":
+        return QUICK_ARCHITECTURES
+    try:
+        return tuple(_zoo().ARCHITECTURES)
+    except Exception:  # noqa: BLE001 - torch/torchvision missing: the rows say so at setup
+        return QUICK_ARCHITECTURES
+
+
+def _folder() -> Path:
+    """`zoo-onnx/` in burnbook's cache folder (the rule of Taichi's
+    `settings.cache_root()`, without importing Taichi for it)."""
+    env = os.environ.get("BURNBOOK_CACHE")
+    root = Path(env) if env else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "burnbook"
+    folder = root / "zoo-onnx"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _exported(name: str) -> Path:
+    """The architecture's ONNX file (exported once, then cached); a failure is kept."""
+    if name not in _cache:
+        try:
+            _cache[name] = _zoo().export(name, "legacy", True, _folder())
+        except Exception as exc:  # noqa: BLE001 - kept and re-raised in every setup of this row
+            _cache[name] = exc
+    got = _cache[name]
+    if isinstance(got, Exception):
+        raise got
+    return got
+
+
+def _inputs(name: str, batch: int):
+    def make(rng: np.random.Generator) -> dict:
+        return {"x": _zoo().example_input(name, batch).numpy()}
+    return make
+
+
+def _session(path: Path, threads: int):
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+
+
+def _setup_ort(name: str):
+    def setup(fw, ns):
+        session = _session(_exported(name), fw.threads or 1)
+        feed = {session.get_inputs()[0].name: np.asarray(ns["x"], dtype=np.float32)}
+        ns["forward"] = lambda: session.run(None, feed)[0]
+    return setup
+
+
+def _setup_burnbook(name: str):
+    def setup(fw, ns):
+        from burnbook.importer.onnx import build_model
+
+        model = build_model(_exported(name), backend=fw.backend)
+        x = ns["x"]
+        ns["forward"] = lambda: model(x)
+    return setup
+
+
+def cases(profile: Profile) -> list:
+    """One case per architecture and batch; none in the smoke profile (the
+    test suite's: exporting the zoo takes a minute)."""
+    if profile.name == "smoke":
+        return []
+    return [
+        Case(FAMILY, name, f"batch{batch}", _inputs(name, batch), {"*": "forward()"}, ratio="time",
+             tol=1e-3, frameworks=FRAMEWORKS,
+             setup={"numpy": _setup_ort(name), "onnxruntime": _setup_ort(name), "burnbook": _setup_burnbook(name)})
+        for name in architectures(profile) for batch in BATCHES
+    ]
+
+
+def anchor_case_id(profile: Profile) -> str:
+    """A zoo case id every non-smoke profile runs (where the bars are listed)."""
+    return f"{FAMILY}/{architectures(profile)[0]}/batch{BATCHES[0]}"
+
+
+def _ratios(results: list) -> tuple[dict, list]:
+    """{case id: burnbook time / onnxruntime time} and the rows that failed."""
+    ratios, failed = {}, []
+    for res in results:
+        if res.case.family != FAMILY:
+            continue
+        r = res.ratio(FW, REF)
+        if r is None:
+            errors = [f"{k}: {e.error}" for k, e in res.entries.items() if not e.ok]
+            failed.append(f"{res.case.op}/{res.case.size} ({'; '.join(errors) or 'no result'})")
+        elif res.entries[FW].check.startswith("MISMATCH"):
+            failed.append(f"{res.case.op}/{res.case.size} ({res.entries[FW].check})")
+        else:
+            ratios[f"{res.case.op}/{res.case.size}"] = r
+    return ratios, failed
+
+
+def median_ratio(results: list) -> tuple[float | None, str]:
+    ratios, failed = _ratios(results)
+    note = f"{len(ratios)} rows" + (f"; failed: {', '.join(failed)}" if failed else "")
+    return (statistics.median(ratios.values()) if ratios else None), note
+
+
+def worst_ratio(results: list) -> tuple[float | None, str]:
+    ratios, failed = _ratios(results)
+    if not ratios:
+        return None, "no zoo row ran"
+    worst = max(ratios, key=ratios.get)
+    return ratios[worst], f"{worst}" + (f"; {len(failed)} rows failed" if failed else "")
+
+
+def info_lines(results: list) -> list:
+    ratios, failed = _ratios(results)
+    lines = [f"INFO    zoo {k}: NdArray {v:.2f}x onnxruntime's time (1 thread each)" for k, v in sorted(ratios.items(),
+                                                                              key=lambda kv: -kv[1])]
+    lines += [f"INFO    zoo {row}: not measured" for row in failed]
+    return lines
