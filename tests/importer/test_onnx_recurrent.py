@@ -23,7 +23,7 @@ onnxruntime = pytest.importorskip("onnxruntime")
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-from burnbook import Float, Int, Tensor  # noqa: E402
+from burnbook import Bool, Float, Int, Tensor  # noqa: E402
 from burnbook.backend import NdArray  # noqa: E402
 from burnbook.importer.onnx import OnnxImportError, build_model  # noqa: E402
 from burnbook.importer.onnx.modelgen import generate  # noqa: E402
@@ -33,7 +33,9 @@ TOL = 1e-4
 
 
 def _tensor(array: np.ndarray) -> Tensor:
-    kind = Int if array.dtype.kind in "iu" else Float
+    """A burnbook tensor of `array` (an ONNX scalar is `[1]`)."""
+    kind = Bool if array.dtype == np.bool_ else Int if array.dtype.kind in "iu" else Float
+    array = array.reshape(1) if array.ndim == 0 else array
     return Tensor[NdArray, array.ndim, kind].from_data(array.astype(kind.default_dtype))
 
 
@@ -267,3 +269,58 @@ def test_what_cannot_be_translated_is_refused_naming_the_node(attributes: dict, 
     with pytest.raises(OnnxImportError, match="encoder_lstm") as err:
         generate(model)
     assert reason in str(err.value)
+
+
+# -- If ------------------------------------------------------------------------------------------
+def _if_model(cond: bool | None) -> onnx.ModelProto:
+    """y = If(cond, then: relu(x) + c, else: x * c) with x an input; both
+    branches name their constant `c` and their result `out`. `cond` None
+    makes the condition a model input, else a constant."""
+    def branch(name: str, op: str, value: float) -> onnx.GraphProto:
+        nodes = [helper.make_node("Constant", [], ["c"], value=numpy_helper.from_array(np.float32([value]), "c"))]
+        if op == "Add":
+            nodes += [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Add", ["r", "c"], ["out"])]
+        else:
+            nodes += [helper.make_node("Mul", ["x", "c"], ["out"])]
+        return helper.make_graph(nodes, name, [], [helper.make_tensor_value_info("out", TensorProto.FLOAT, [2, 3])])
+
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])]
+    nodes = [helper.make_node("Neg", ["x0"], ["x"])]
+    inputs[0].name = "x0"
+    inits = []
+    if cond is None:
+        inputs.append(helper.make_tensor_value_info("cond", TensorProto.BOOL, []))
+    else:
+        inits.append(numpy_helper.from_array(np.array(cond), "cond"))
+    nodes.append(helper.make_node("If", ["cond"], ["y"], then_branch=branch("then", "Add", 0.5),
+                                  else_branch=branch("else", "Mul", 3.0)))
+    graph = helper.make_graph(nodes, "if", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+                              inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("cond", [True, False])
+def test_if_with_a_constant_condition_becomes_the_branch_it_takes(cond: bool) -> None:
+    model = _if_model(cond)
+    source = generate(model).source
+    assert " if " not in source.split("def forward")[1]
+    assert ("relu" in source) == cond
+    x = np.random.default_rng(3).standard_normal([2, 3]).astype(np.float32)
+    _assert_same(model, [x])
+
+
+def test_if_with_a_condition_known_only_at_run_time_picks_its_branch_then() -> None:
+    model = _if_model(None)
+    x = np.random.default_rng(4).standard_normal([2, 3]).astype(np.float32)
+    for cond in (True, False):
+        _assert_same(model, [x, np.array(cond)])
+
+
+def test_an_if_branch_burnbook_cannot_run_is_refused_naming_it() -> None:
+    seq = helper.make_graph([helper.make_node("SequenceEmpty", [], ["s"])], "seq_branch", [],
+                            [helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, None)])
+    node = helper.make_node("If", ["cond"], ["y"], name="choose", then_branch=seq, else_branch=seq)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("cond", TensorProto.BOOL, [])],
+                              [helper.make_tensor_sequence_value_info("y", TensorProto.FLOAT, None)])
+    with pytest.raises(OnnxImportError, match=r"'choose'.*'seq_branch' uses 'SequenceEmpty'"):
+        generate(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))

@@ -87,6 +87,18 @@ class FieldDef:
     init: str
 
 
+def _with_subgraph_nodes(nodes: list) -> list:
+    """`nodes` and, depth first, the nodes of their subgraphs (If branches),
+    which may read the enclosing graph's values."""
+    found = []
+    for node in nodes:
+        found.append(node)
+        for attr in node.attribute:
+            if attr.HasField("g"):
+                found += _with_subgraph_nodes(list(attr.g.node))
+    return found
+
+
 class Lowering:
     """State shared by the operator emitters while one graph is translated."""
 
@@ -99,7 +111,7 @@ class Lowering:
         self._counts: Counter = Counter()
         self._taken: set[str] = set()
         self.consumers: dict[str, list] = {}
-        for node in graph.nodes:
+        for node in _with_subgraph_nodes(graph.nodes):
             for name in node.input:
                 if name:
                     self.consumers.setdefault(name, []).append(node)

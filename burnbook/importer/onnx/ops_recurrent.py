@@ -1,4 +1,4 @@
-"""Recurrent layers (LSTM, GRU, RNN) and control flow (If, Loop, Scan): emitters of the operator table (see `ops`).
+"""Recurrent layers (LSTM, GRU, RNN) and control flow (If): emitters of the operator table (see `ops`).
 
 An LSTM or GRU whose weights are constants becomes burnbook's own layers,
 one `nn.Lstm`/`nn.Gru` field per direction, with ONNX's stacked W/R/B cut
@@ -7,6 +7,12 @@ z, r, h; each burnbook gate is a `GateController` of two `Linear`s in
 `[d_in, d_out]` layout). Everything else (RNN, weights computed at run time,
 sequence_lens, peepholes, clip, other activations) runs through the general
 step-by-step recurrence `runtime.recurrent`.
+
+An If with a constant condition becomes the branch it takes. Otherwise both
+branches are computed and each output is `then if cond else other`: the
+generated forward is straight-line code (see `guard`), so Loop and Scan,
+whose bodies run a number of times known only when the model runs, are not
+translated.
 """
 
 from __future__ import annotations
@@ -161,3 +167,93 @@ def _recurrent(low: Lowering, node: Any, a: dict) -> None:
     kind = node.op_type
     expr = _emit_layers(low, node, a) if _uses_layers(low, node, a) else _emit_general(low, node, a)
     low.bind_many(node, expr, 3 if kind == "LSTM" else 2, identifier(kind, "rnn"))
+
+
+# -- control flow ---------------------------------------------------------------------------
+def _branches(node: Any) -> list:
+    return [attr.g for attr in node.attribute if attr.name in ("then_branch", "else_branch")]
+
+
+def _register_subgraph(graph: Graph, body: Any) -> None:
+    """Make a branch's values known to the lowering as the main graph's are
+    (types from shape inference, initializers and Constant nodes as constants)."""
+    from .graph import Value, _array, _constant_value, _kind_of_array, _value_from_type, elem_info
+
+    values = graph.values
+    for vi in list(body.value_info) + list(body.output):  # ONNX forbids shadowing an outer value
+        values[vi.name] = _value_from_type(vi.name, vi.type)
+    for t in body.initializer:
+        arr = _array(t)
+        info = elem_info(t.data_type)
+        kind, dtype = info if info else (None, f"element type {t.data_type}")
+        values[t.name] = Value(t.name, kind, dtype, arr.ndim, list(arr.shape), arr)
+    for node in body.node:
+        if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
+            arr = _constant_value(node)
+            if arr is not None:
+                v = values.get(node.output[0])
+                kind, dtype = (v.kind, v.dtype) if v and v.kind else _kind_of_array(arr)
+                values[node.output[0]] = Value(node.output[0], kind, dtype, arr.ndim, list(arr.shape), arr)
+
+
+def _check_if(graph: Graph, node: Any, a: dict) -> list[str]:
+    from .graph import attrs
+    from .ops import TABLE, _attribute_type_problems
+
+    problems = []
+    for body in _branches(node):
+        _register_subgraph(graph, body)
+        for inner in body.node:
+            entry = TABLE.get(inner.op_type) if inner.domain in ("", "ai.onnx") else None
+            if entry is None:
+                problems.append(f"If branch {body.name!r} uses {inner.op_type!r}, which burnbook does not translate")
+                continue
+            checker = entry[1]
+            for p in _attribute_type_problems(inner, graph.opset) or (
+                    checker(graph, inner, attrs(inner)) if checker is not None else []):
+                problems.append(f"If branch {body.name!r}: {p}")
+        for out in body.output:
+            v = graph.values.get(out.name)
+            if v is None or v.kind is None:
+                what = v.dtype if v is not None else "an unknown type"
+                problems.append(f"If branch {body.name!r} output {out.name!r} has {what}, which burnbook tensors "
+                                "cannot hold")
+    return problems
+
+
+def _lower_branch(low: Lowering, body: Any) -> list[str]:
+    """Emit a branch's nodes into the enclosing forward; its outputs' expressions."""
+    from .graph import attrs
+    from .ops import TABLE
+
+    # the other branch may use the same names for its own values
+    _register_subgraph(low.graph, body)
+    local = {t.name for t in body.initializer} | {o for inner in body.node for o in inner.output}
+    for name in local:
+        low.names.pop(name, None)
+    for inner in body.node:
+        if id(inner) not in low.fused:
+            TABLE[inner.op_type][0](low, inner, attrs(inner))
+    return [low.var(out.name) for out in body.output]
+
+
+@op("If", check=_check_if)
+def _if(low: Lowering, node: Any, a: dict) -> None:
+    """A constant condition inlines the branch it takes; otherwise both
+    branches are computed and each output picks its branch's value when
+    the forward runs (the generated code has expressions only)."""
+    then_body, else_body = a["then_branch"], a["else_branch"]
+    cond = low.const(node.input[0])
+    if cond is not None:
+        taken = then_body if bool(np.asarray(cond).reshape(-1)[0]) else else_body
+        for out, expr in zip(node.output, _lower_branch(low, taken)):
+            if out:
+                low.names[out] = expr
+        return
+    then_exprs, else_exprs = _lower_branch(low, then_body), _lower_branch(low, else_body)
+    flag = low.var(node.input[0])
+    for out, yes, no in zip(node.output, then_exprs, else_exprs):
+        if out:
+            name = low.numbered("if_out")
+            low.emit(f"{name} = {yes} if {flag} else {no}")
+            low.names[out] = name
