@@ -74,6 +74,21 @@ def test_split_sizes_as_attribute_and_as_runtime_input():
         model(_f(x), _i([2, 2]))
 
 
+def test_parts_of_a_runtime_split_feed_later_nodes():
+    """Shape inference knows nothing of Split's parts when the sizes are
+    computed in the graph; they keep the input's rank (so a Mul after them
+    translates), and Tile with run-time repeats keeps its input's."""
+    nodes = [helper.make_node("Split", ["x", "s"], ["a", "b"], axis=-1), helper.make_node("Mul", ["a", "a"], ["y"]),
+             helper.make_node("Tile", ["b", "r"], ["t"]), helper.make_node("Relu", ["t"], ["z"])]
+    model = _model(nodes, [("x", F, [2, 6]), ("s", I64, [2]), ("r", I64, [2])], [("y", F, None), ("z", F, None)])
+    m = build_model(model, backend=NdArray)
+    x = np.arange(-6, 6, dtype=np.float32).reshape(2, 6)
+    for sizes, reps in (([2, 4], [1, 2]), ([5, 1], [3, 1])):
+        y, z = m(_f(x), _i(sizes), _i(reps))
+        np.testing.assert_array_equal(y.to_numpy(), x[:, :sizes[0]] ** 2)
+        np.testing.assert_array_equal(z.to_numpy(), np.maximum(np.tile(x[:, sizes[0]:], reps), 0))
+
+
 # -- Pad ------------------------------------------------------------------------------
 @pytest.mark.parametrize("mode", ["constant", "reflect", "edge", "wrap"])
 def test_pad_modes_on_4d_match_onnxruntime(mode):

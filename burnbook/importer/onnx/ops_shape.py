@@ -34,13 +34,48 @@ def _fold(low: Lowering, node: Any, array: np.ndarray, kind: str) -> None:
     low.graph.values[out] = Value(out, kind, dtype, array.ndim, list(array.shape), array)
 
 
-def _kind(low: Lowering, name: str) -> str:
-    return low.value(name).kind
+def _known(low: Lowering, name: str) -> Value | None:
+    """What is known of a value, or None when not even its kind is."""
+    v = low.graph.values.get(name) if name else None
+    return v if v is not None and v.kind is not None else None
 
 
-def _out_kind(graph: Graph, node: Any) -> str | None:
-    v = graph.values.get(node.output[0])
+def _kind(low: Lowering, name: str) -> str | None:
+    v = _known(low, name)
     return None if v is None else v.kind
+
+
+def _rank(low: Lowering, name: str) -> int | None:
+    v = _known(low, name)
+    return None if v is None else v.rank
+
+
+def _length(low: Lowering, name: str) -> int | None:
+    """The number of entries of a 1-D shape/repeats input, when fixed."""
+    v = _known(low, name)
+    return v.shape[0] if v is not None and v.shape and isinstance(v.shape[0], int) else None
+
+
+def _out_kind(graph: Graph, node: Any, a: dict, default: str | None) -> str | None:
+    """The output's kind: as shape inference found it, else from a `dtype`
+    attribute, else `default`."""
+    v = graph.values.get(node.output[0])
+    if v is not None and v.kind is not None:
+        return v.kind
+    info = elem_info(int(a["dtype"])) if "dtype" in a else None
+    return info[0] if info else (None if "dtype" in a else default)
+
+
+def _settle(low: Lowering, node: Any, kind: str | None, rank: int | None) -> None:
+    """Record the output's kind and rank where shape inference left them
+    unknown (it stops at shapes computed in the graph), so the nodes after
+    this one can be translated."""
+    out = node.output[0]
+    v = low.graph.values.get(out)
+    if kind is None or rank is None or (v is not None and v.kind is not None and v.rank is not None):
+        return
+    dtype = v.dtype if v is not None and v.kind == kind else {"Float": "float32", "Int": "int64", "Bool": "bool"}[kind]
+    low.graph.values[out] = Value(out, kind, dtype, rank, [None] * rank)
 
 
 def _scalar(low: Lowering, name: str) -> str:
@@ -71,16 +106,20 @@ def _needs_anchor(graph: Graph, node: Any, a: dict) -> list[str]:
 @op("Expand")
 def _expand(low: Lowering, node: Any, a: dict) -> None:
     x, shape = node.input[0], node.input[1]
-    target = low.const(shape)
-    if target is None:
-        low.bind(node, f"onnx_ops.expand({low.var(x)}, {low.var(shape)})", "expand")
+    target, rank = low.const(shape), _rank(low, x)
+    length = _length(low, shape) if target is None else target.size
+    _settle(low, node, _kind(low, x),
+            None if rank is None or length is None else max(rank, length))
+    if target is None or rank is None:
+        low.bind(node, f"onnx_ops.expand({low.var(x)}, {low.var(shape) if target is None else low.ints(shape)})",
+                 "expand")
         return
     target = [int(v) for v in target.reshape(-1)]
     xs = low.shape(x)
     if xs is not None and np.broadcast_shapes(tuple(xs), tuple(target)) == tuple(xs):
         low.alias(node, low.var(x))
         return
-    rank = max(low.rank(x), len(target), 1)
+    rank = max(rank, len(target), 1)
     # burnbook's expand keeps a size at -1; ONNX keeps it where the target says 1
     dims = [-1] * (rank - len(target)) + [-1 if v == 1 else v for v in target]
     low.bind(node, f"{low.aligned(x, rank)}.expand({literal(dims)})", "expand")
@@ -89,14 +128,14 @@ def _expand(low: Lowering, node: Any, a: dict) -> None:
 @op("Tile")
 def _tile(low: Lowering, node: Any, a: dict) -> None:
     x, repeats = node.input[0], node.input[1]
-    reps = low.const(repeats)
-    if reps is None:
-        low.bind(node, f"onnx_ops.tile({low.var(x)}, {low.var(repeats)})", "tile")
+    reps, rank = low.const(repeats), _rank(low, x)
+    _settle(low, node, _kind(low, x), rank)
+    if reps is None or rank is None:
+        low.bind(node, f"onnx_ops.tile({low.var(x)}, {low.ints(repeats)})", "tile")
         return
     reps = [int(v) for v in reps.reshape(-1)]
-    if len(reps) != low.rank(x) or min(reps, default=1) < 0:
-        raise OnnxImportError(f"Tile repeats {reps} do not fit an input of rank "
-                              f"{low.rank(x)}")
+    if len(reps) != rank or min(reps, default=1) < 0:
+        raise OnnxImportError(f"Tile repeats {reps} do not fit an input of rank {rank}")
     expr = low.var(x)
     for d, r in enumerate(reps):
         if r != 1:
@@ -128,8 +167,10 @@ def _pad(low: Lowering, node: Any, a: dict) -> None:
     pads = low.ints(node.input[1])
     value = _scalar(low, inp(node, 2)) if inp(node, 2) else "0"
     axes = low.ints(inp(node, 3)) if inp(node, 3) else "None"
-    if low.value(node.input[0]).kind == "Float" and value == "0":
+    known = _known(low, node.input[0])
+    if known is not None and known.kind == "Float" and value == "0":
         value = "0.0"
+    _settle(low, node, known.kind if known else None, known.rank if known else None)
     args = [x, pads, quote(mode)] + ([value] if mode == "constant" else []) + \
         ([f"axes={axes}"] if axes != "None" else [])
     low.bind(node, f"onnx_ops.pad_nd({', '.join(args)})", "pad")
@@ -182,14 +223,15 @@ def _constant_of_shape(low: Lowering, node: Any, a: dict) -> None:
         array = np.asarray(numpy_helper.to_array(value)).reshape(-1)
         info = elem_info(value.data_type)
         if info is None:
-            raise OnnxImportError(f"ConstantOfShape value of element type "
-                                  f"{value.data_type}, which burnbook tensors cannot hold")
+            raise OnnxImportError(f"ConstantOfShape value of element type {value.data_type}, which burnbook "
+                                  "tensors cannot hold")
         kind = info[0]
         fill = array[0].item()
     else:
         kind, fill = "Float", 0.0
     fill = bool(fill) if kind == "Bool" else (int(fill) if kind == "Int" else float(np.float32(fill)))
     dims = low.const(shape)
+    _settle(low, node, kind, _length(low, shape))
     if dims is not None:
         dims = [int(v) for v in dims.reshape(-1)]
         if int(np.prod(dims, dtype=np.int64)) <= _FOLD_LIMIT or not (low.graph.inputs or low.graph.initializers):
@@ -205,12 +247,13 @@ def _constant_of_shape(low: Lowering, node: Any, a: dict) -> None:
 @op("Range")
 def _range(low: Lowering, node: Any, a: dict) -> None:
     names = [node.input[i] for i in range(3)]
-    kind = _kind(low, names[0])
+    kind = low.value(names[0]).kind
+    _settle(low, node, kind, 1)
     consts = [low.const(n) for n in names]
     if all(c is not None for c in consts):
         s, lim, d = (c.reshape(-1)[0] for c in consts)
         if d == 0:
-            raise OnnxImportError(f"Range delta is 0")
+            raise OnnxImportError("Range delta is 0")
         count = max(int(np.ceil((float(lim) - float(s)) / float(d))), 0)
         if count <= _FOLD_LIMIT:
             _fold(low, node, s + np.arange(count) * d, kind)
@@ -224,22 +267,27 @@ def _range(low: Lowering, node: Any, a: dict) -> None:
 @op("Size")
 def _size(low: Lowering, node: Any, a: dict) -> None:
     x = node.input[0]
-    shape = low.shape(x)
+    known = _known(low, x)
+    shape = known.static_shape() if known is not None else None
     if shape is not None:
         _fold(low, node, np.asarray(int(np.prod(shape, dtype=np.int64))), "Int")
         return
-    rank = ", rank=0" if low.rank(x) == 0 else ""
-    low.bind(node, f"onnx_ops.size({low.var(x)}{rank})", "size")
+    _settle(low, node, "Int", 0)
+    low.bind(node, f"onnx_ops.size({low.var(x)})", "size")
 
 
 @op("EyeLike")
 def _eye_like(low: Lowering, node: Any, a: dict) -> None:
     x = node.input[0]
-    kind = low.value(node.output[0]).kind
+    known = _known(low, x)
+    kind = _out_kind(low.graph, node, a, known.kind if known else None)
     k = int(a.get("k", 0))
-    shape = low.shape(x)
-    if low.rank(x) != 2:
-        raise OnnxImportError(f"EyeLike needs a 2-D input, got rank {low.rank(x)}")
+    shape = known.static_shape() if known is not None else None
+    if known is not None and known.rank not in (None, 2):
+        raise OnnxImportError(f"EyeLike needs a 2-D input, got rank {known.rank}")
+    if kind is None:
+        raise OnnxImportError(f"cannot tell the element type of value {x!r}; run onnx shape inference on the model")
+    _settle(low, node, kind, 2)
     if shape is not None and shape[0] * shape[1] <= _FOLD_LIMIT:
         _fold(low, node, np.eye(shape[0], shape[1], k), kind)
         return
@@ -251,8 +299,10 @@ def _trilu(low: Lowering, node: Any, a: dict) -> None:
     x, k = node.input[0], inp(node, 1)
     upper = bool(a.get("upper", 1))
     const = low.const(k) if k else np.zeros(1, dtype=np.int64)
-    if low.rank(x) < 2:
-        raise OnnxImportError(f"Trilu needs rank >= 2, got rank {low.rank(x)}")
+    known = _known(low, x)
+    if known is not None and known.rank is not None and known.rank < 2:
+        raise OnnxImportError(f"Trilu needs rank >= 2, got rank {known.rank}")
+    _settle(low, node, known.kind if known else None, known.rank if known else None)
     if const is None:
         low.bind(node, f"onnx_ops.trilu({low.var(x)}, {low.var(k)}, {literal(upper)})", "trilu")
         return
@@ -277,18 +327,19 @@ def _check_block_mode(graph: Graph, node: Any, a: dict) -> list[str]:
 def _depth_space(low: Lowering, node: Any, a: dict) -> None:
     fn = "depth_to_space" if node.op_type == "DepthToSpace" else "space_to_depth"
     mode = _text(a.get("mode", "DCR"))
+    _settle(low, node, _kind(low, node.input[0]), 4)
     low.bind(node, f"onnx_ops.{fn}({low.var(node.input[0])}, {int(a['blocksize'])}, {quote(mode)})", fn)
 
 
 @op("ReverseSequence")
 def _reverse_sequence(low: Lowering, node: Any, a: dict) -> None:
     x, lens = node.input[0], node.input[1]
-    rank = low.rank(x)
+    known = _known(low, x)
     time_axis, batch_axis = int(a.get("time_axis", 0)), int(a.get("batch_axis", 1))
-    time_axis, batch_axis = (v + rank if v < 0 else v for v in (time_axis, batch_axis))
-    if rank < 2 or {time_axis, batch_axis} != {0, 1}:
-        raise OnnxImportError(f"ReverseSequence takes time and batch axes 0 and 1 of a "
-                              f"rank >= 2 input, got {time_axis} and {batch_axis} of rank {rank}")
+    if {time_axis, batch_axis} != {0, 1} or (known is not None and known.rank is not None and known.rank < 2):
+        raise OnnxImportError(f"ReverseSequence takes time and batch axes 0 and 1 of a rank >= 2 input, got "
+                              f"{time_axis} and {batch_axis} of rank {known.rank if known else '?'}")
+    _settle(low, node, known.kind if known else None, known.rank if known else None)
     low.bind(node, f"onnx_ops.reverse_sequence({low.var(x)}, {low.ints(lens)}, {time_axis}, {batch_axis})",
              "reverse_sequence")
 
@@ -297,18 +348,20 @@ def _reverse_sequence(low: Lowering, node: Any, a: dict) -> None:
 def _check_random(graph: Graph, node: Any, a: dict) -> list[str]:
     problems = _needs_anchor(graph, node, a) if not node.op_type.endswith("Like") and node.op_type != "Bernoulli" \
         else []
-    kind = _out_kind(graph, node)
-    if kind is None and "dtype" in a:
-        info = elem_info(int(a["dtype"]))
-        kind = info[0] if info else None
-    if node.op_type != "Bernoulli" and kind not in (None, "Float"):
+    kind = _out_kind(graph, node, a, "Float")
+    if node.op_type != "Bernoulli" and kind != "Float":
         problems.append(f"{node.op_type} output of element type {a.get('dtype')} (burnbook draws Float values)")
     return problems
 
 
 @op(*_RANDOM, check=_check_random)
 def _random(low: Lowering, node: Any, a: dict) -> None:
-    kind = low.value(node.output[0]).kind
+    source = _known(low, node.input[0]) if node.input else None
+    kind = _out_kind(low.graph, node, a, source.kind if source else "Float")
+    if kind is None:
+        raise OnnxImportError(f"cannot tell the element type of {node.op_type}'s output; run onnx shape "
+                              "inference on the model")
+    _settle(low, node, kind, len(a["shape"]) if "shape" in a else (source.rank if source else None))
     if node.op_type == "Bernoulli":
         low.bind(node, f"onnx_ops.bernoulli({low.var(node.input[0])}, {quote(kind)})", "bernoulli")
         return

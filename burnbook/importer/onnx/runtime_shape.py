@@ -167,10 +167,10 @@ def range_(start: Any, limit: Any, delta: Any, kind: str) -> Any:
     return steps.float().mul_scalar(float(d)).add_scalar(float(s))
 
 
-def size(x: Any, rank: int | None = None) -> Any:
-    """ONNX `Size`: the number of elements, as an Int `[1]`."""
-    n = 1 if rank == 0 else x.num_elements()
-    return Tensor[x.backend, 1, Int].from_data(np.asarray([n], dtype=np.int64), x.device())
+def size(x: Any) -> Any:
+    """ONNX `Size`: the number of elements, as an Int `[1]` (an ONNX scalar,
+    held as `[1]`, has one element either way)."""
+    return Tensor[x.backend, 1, Int].from_data(np.asarray([x.num_elements()], dtype=np.int64), x.device())
 
 
 def eye_like(x: Any, k: int, kind: str) -> Any:
