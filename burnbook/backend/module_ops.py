@@ -39,6 +39,8 @@ __all__ = [
 
 def _tuple(value: Any, n: int | None, name: str) -> Any:
     """`value` as a tuple of `n` Python ints (an int is repeated)."""
+    if type(value) is tuple and all(type(v) is int for v in value) and (n is None or len(value) == n):
+        return value   # already resolved: every conv call of a model passes here twice
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return int(value) if n is None else (int(value),) * n
     out = tuple(int(v) for v in value)
@@ -64,6 +66,10 @@ class ConvOptions:
 
     def resolved(self, n: int) -> "ConvOptions":
         """The same options with a tuple of `n` ints per setting, checked."""
+        settings = (self.stride, self.padding, self.dilation)
+        if all(type(v) is tuple and len(v) == n for v in settings) and type(self.groups) is int:
+            _check_positive(self.stride, self.dilation, self.padding, self.groups)
+            return self   # __post_init__ made each a tuple of ints: nothing to convert
         out = ConvOptions(_tuple(self.stride, n, "stride"), _tuple(self.padding, n, "padding"),
                           _tuple(self.dilation, n, "dilation"), int(self.groups))
         _check_positive(out.stride, out.dilation, out.padding, out.groups)
