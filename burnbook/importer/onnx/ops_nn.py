@@ -173,7 +173,7 @@ def _conv_transpose(low: Lowering, node: Any, a: dict) -> None:
                 out_pad[len(begins)] += -total
                 total = 0
             small, big = total // 2, total - total // 2
-            lower = mode == "SAME_LOWER"
+            lower = mode != "SAME_UPPER"  # the spec gives the larger half to the begin unless SAME_UPPER
             begins.append(big if lower else small)
             ends.append(small if lower else big)
         pads = begins + ends

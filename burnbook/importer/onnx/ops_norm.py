@@ -202,7 +202,7 @@ def _check_resize(graph: Graph, node: Any, a: dict) -> list[str]:
     x = graph.values.get(node.input[0])
     if mode != "nearest" and x is not None and x.kind not in (None, "Float"):
         problems.append(f"Resize mode={mode!r} of a {x.kind} tensor (burnbook interpolates floats only)")
-    if graph.opset >= 11 and not inp(node, 2) and not inp(node, 3):
+    if not inp(node, 2) and not inp(node, 3):
         problems.append("Resize without scales or sizes")
     return problems
 
@@ -220,14 +220,11 @@ def _resize(low: Lowering, node: Any, a: dict) -> None:
             return low.var(name)
         return literal([kind(v) for v in arr.reshape(-1)])
 
-    if low.graph.opset < 11:  # Resize-10: (X, scales), asymmetric coordinates, floor for nearest
-        roi, scales, sizes = "None", source(1, float), "None"
-        opts = {"coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"}
-    else:
-        roi, scales, sizes = source(1, float), source(2, float), source(3, int)
-        opts = {key: _text(a, key, default) for key, default in (
-            ("coordinate_transformation_mode", "half_pixel"), ("nearest_mode", "round_prefer_floor"),
-            ("keep_aspect_ratio_policy", "stretch"))}
+    # (models below opset 13 were upgraded on loading, Resize-10's (X, scales) included)
+    roi, scales, sizes = source(1, float), source(2, float), source(3, int)
+    opts = {key: _text(a, key, default) for key, default in (
+        ("coordinate_transformation_mode", "half_pixel"), ("nearest_mode", "round_prefer_floor"),
+        ("keep_aspect_ratio_policy", "stretch"))}
     mode = _text(a, "mode", "nearest")
     args = [x, roi, scales, sizes, quote(mode)]
     defaults = {"coordinate_transformation_mode": "half_pixel", "nearest_mode": "round_prefer_floor",
