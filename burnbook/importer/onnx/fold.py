@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from .graph import Graph, Value, _kind_of_array, attrs
+from .graph import Graph, Value, _kind_of_array, attrs, parse
 
-__all__ = ["fold_constants", "reexport_hints", "MAX_FOLDED_ELEMENTS"]
+__all__ = ["fold_constants", "fold_model", "reexport_hints", "MAX_FOLDED_ELEMENTS"]
 
 MAX_FOLDED_ELEMENTS = 1 << 20
 """A folded result larger than this stays a node: the generated model would
@@ -57,6 +57,35 @@ def fold_constants(graph: Graph) -> Graph:
         if results is None or not _record(graph, node, results):
             kept.append(node)
     graph.nodes = kept
+    return graph
+
+
+def fold_model(model: Any, rounds: int = 3) -> Graph:
+    """The parsed, folded `Graph` of a `ModelProto`. When something folds,
+    the folded values go back into the model as initializers and shape
+    inference runs again: a `Reshape` whose target was exporter arithmetic
+    gets a known rank only once that target is a constant, and the new
+    static shapes may let more fold (up to `rounds` passes)."""
+    from onnx import numpy_helper
+
+    graph = fold_constants(parse(model))
+    for _ in range(rounds - 1):
+        before = len(model.graph.node)
+        if len(graph.nodes) == before:
+            break
+        made = {out for n in graph.nodes for out in n.output}
+        inits = {t.name for t in model.graph.initializer}
+        needed = {i for n in graph.nodes for i in n.input} | set(graph.outputs)
+        folded = [out for n in model.graph.node for out in n.output if out not in made]
+        refolded = type(model)()
+        refolded.CopyFrom(model)
+        del refolded.graph.node[:]
+        refolded.graph.node.extend(graph.nodes)
+        for name in folded:
+            if name and name in needed and name not in inits and graph.values[name].const is not None:
+                refolded.graph.initializer.append(numpy_helper.from_array(graph.values[name].const, name))
+        model = refolded
+        graph = fold_constants(parse(model))
     return graph
 
 

@@ -22,8 +22,8 @@ import numpy as np
 
 from burnbook._atomic import atomic_write
 from .codegen import identifier, module_source
-from .fold import fold_constants
-from .graph import OnnxImportError, load_model, parse, upgrade
+from .fold import fold_model
+from .graph import OnnxImportError, load_model, upgrade
 from .guard import check_source
 from .ops import lower
 
@@ -53,7 +53,7 @@ def generate(model: Any, class_name: str = "Model", record_name: str = "model",
     if identifier(record_name, "model") != record_name:
         raise ValueError(f"record name {record_name!r} is not a lower-case ASCII identifier")
     proto = upgrade(load_model(model))
-    graph = fold_constants(parse(proto))  # exporters' shape arithmetic on static shapes becomes constants
+    graph = fold_model(proto)  # exporters' shape arithmetic on static shapes becomes constants
     named = origin == "an ONNX model" and isinstance(model, (str, os.PathLike))
     low = lower(graph, os.fspath(model) if named else origin)  # errors name the file
     # the generator's own words only: file text never goes into a triple-quoted string
