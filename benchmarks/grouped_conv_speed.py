@@ -1,6 +1,6 @@
 """Grouped and depthwise conv2d on NdArray against PyTorch, forward and backward.
 
-A standalone measurement (not a `make bench` family): median times of
+A standalone measurement (not a `make bench` family): median CPU times of
 NdArray's conv2d forward and of its two backward ops (the input gradient,
 `conv_transpose2d`, and `conv2d_weight_backward`) beside `torch.nn.functional`'s
 forward and autograd backward, on the same thread count.
@@ -43,23 +43,27 @@ CASES = [
     ("depthwise 3x3 s2", (32, 96, 56, 56), (96, 3, 2, 1, 96)),
     ("grouped g=4 3x3", (32, 64, 28, 28), (64, 3, 1, 1, 4)),
     ("grouped g=32 3x3 (ResNeXt)", (8, 128, 28, 28), (128, 3, 1, 1, 32)),
+    ("depthwise 3x3 s1 batch 1", (1, 144, 16, 16), (144, 3, 1, 1, 144)),
+    ("depthwise 5x5 s1 batch 1", (1, 240, 8, 8), (240, 5, 1, 2, 240)),
 ]
 
 
 def _median(fn, repeat: int) -> float:
+    """Median CPU time of this process per call: on one thread that is the
+    call's own work, and it swings far less than wall time on a shared machine."""
     fn()
     times = []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         fn()
-        times.append(time.perf_counter() - t0)
+        times.append(time.process_time() - t0)
     return statistics.median(times)
 
 
 def main() -> None:
     torch.set_num_threads(ARGS.threads)
     rng = np.random.default_rng(0)
-    print(f"threads={ARGS.threads}  repeat={ARGS.repeat}  (median ms; ratio = NdArray / torch)")
+    print(f"threads={ARGS.threads}  repeat={ARGS.repeat}  (median CPU ms; ratio = NdArray / torch)")
     print(f"{'case':30s} {'fwd nd':>8s} {'fwd torch':>9s} {'ratio':>6s} {'bwd nd':>8s} {'bwd torch':>9s} {'ratio':>6s}")
     for name, xs, (o, k, s, p, g) in CASES:
         x = rng.standard_normal(xs, dtype=np.float32)
