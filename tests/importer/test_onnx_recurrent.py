@@ -324,3 +324,39 @@ def test_an_if_branch_burnbook_cannot_run_is_refused_naming_it() -> None:
                               [helper.make_tensor_sequence_value_info("y", TensorProto.FLOAT, None)])
     with pytest.raises(OnnxImportError, match=r"'choose'.*'seq_branch' uses 'SequenceEmpty'"):
         generate(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+
+
+# -- Scan -----------------------------------------------------------------------------------------
+def _scan_model(steps: int | str, **attributes) -> onnx.ModelProto:
+    """A running sum and product over x `[2, steps, 3]` scanned along axis 1;
+    each step also emits `tanh(sum) * w` with w an outer initializer."""
+    f = TensorProto.FLOAT
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s_in", "x_t"], ["s_out"]), helper.make_node("Mul", ["p_in", "x_t"], ["p_out"]),
+         helper.make_node("Tanh", ["s_out"], ["t"]), helper.make_node("Mul", ["t", "w"], ["y_t"])],
+        "step", [helper.make_tensor_value_info(n, f, [2, 3]) for n in ("s_in", "p_in", "x_t")],
+        [helper.make_tensor_value_info(n, f, [2, 3]) for n in ("s_out", "p_out", "y_t")])
+    node = helper.make_node("Scan", ["s0", "p0", "x"], ["s", "p", "y"], name="running", body=body, num_scan_inputs=1,
+                            scan_input_axes=[1], **attributes)
+    graph = helper.make_graph(
+        [node], "scan", [helper.make_tensor_value_info("s0", f, [2, 3]), helper.make_tensor_value_info("p0", f, [2, 3]),
+                         helper.make_tensor_value_info("x", f, [2, steps, 3])],
+        [helper.make_tensor_value_info(n, f, None) for n in ("s", "p", "y")],
+        [numpy_helper.from_array(np.float32([0.5, -1.0, 2.0]), "w")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("attributes", [{}, {"scan_input_directions": [1], "scan_output_axes": [2]},
+                                        {"scan_output_directions": [1], "scan_output_axes": [-1]}])
+def test_scan_with_a_fixed_length_is_unrolled(attributes: dict) -> None:
+    model = _scan_model(4, **attributes)
+    rng = np.random.default_rng(5)
+    feeds = [rng.standard_normal([2, 3]).astype(np.float32), rng.uniform(0.5, 1.5, [2, 3]).astype(np.float32),
+             rng.standard_normal([2, 4, 3]).astype(np.float32)]
+    _assert_same(model, feeds)
+    assert generate(model).source.count("tanh()") == 4  # one step each
+
+
+def test_scan_over_a_length_known_only_at_run_time_is_refused() -> None:
+    with pytest.raises(OnnxImportError, match=r"'running'.*'x' has no fixed length"):
+        generate(_scan_model("steps"))

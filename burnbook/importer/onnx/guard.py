@@ -65,7 +65,7 @@ _ELEMENTWISE = {  # ops_elementwise: Tensor methods and activation functions
 _INDEX = {"abs", "argmax", "argmin", "gather", "log", "max_dim", "min_dim", "scatter", "sqrt", "squeeze"}
 _SHAPE = {"chunk", "repeat", "tril", "triu"}
 _NORM: set[str] = {"GroupNorm", "GroupNormConfig", "abs", "max_dim", "sum_dim", "sqrt", "powf_scalar"}
-_RECURRENT: set[str] = {"Gru", "GruConfig", "Lstm", "LstmConfig"}
+_RECURRENT: set[str] = {"Gru", "GruConfig", "Lstm", "LstmConfig", "narrow", "stack"}
 _RUNTIME = {name for name, fn in vars(runtime).items()
             if not name.startswith("_") and callable(fn)
             and str(getattr(fn, "__module__", "")).startswith(runtime.__name__)}
