@@ -13,10 +13,15 @@ pytest.importorskip("torch")
 
 from .fuzz_programs import run  # noqa: E402 - needs torch
 
-PROGRAMS = 30  # per seed and backend: 360 programs a run
+PROGRAMS = 30  # per seed and backend
+# Autodiff[Fusion[Taichi]] compiles a fused kernel for nearly every new
+# backward stream, so its programs cost seconds each in a cold cache; fewer
+# of them keep make test short (the by-hand command above runs more).
+PROGRAMS_AUTODIFF_FUSION = 10
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_random_programs_agree_with_torch(backend, seed):
-    failures = run(backend, 1000 + seed, PROGRAMS)
-    assert not failures, f"{len(failures)}/{PROGRAMS} programs disagree with torch:\n" + "\n".join(failures[:3])
+    programs = PROGRAMS_AUTODIFF_FUSION if repr(backend).startswith("Autodiff[Fusion[") else PROGRAMS
+    failures = run(backend, 1000 + seed, programs)
+    assert not failures, f"{len(failures)}/{programs} programs disagree with torch:\n" + "\n".join(failures[:3])
