@@ -2,7 +2,7 @@
 
 Every architecture of `tests/importer/zoo.py` is exported once (the legacy
 TorchScript exporter, dynamic batch; cached under burnbook's cache folder,
-`zoo-onnx/`), imported with `build_model` on `NdArray`, and its forward pass
+`zoo-onnx/<hash of zoo.py>/`), imported with `build_model` on `NdArray`, and its forward pass
 timed at batch 1 and 8 beside an onnxruntime `InferenceSession` of the same
 file, both on one thread (`intra_op_num_threads = 1`; NumPy's BLAS set to
 one thread around NdArray's runs). The check compares burnbook's
@@ -28,8 +28,8 @@ from ..harness import Case, Profile
 FAMILY = "zoo"
 TITLE = "Imported models: ONNX zoo forward pass, burnbook NdArray vs onnxruntime"
 INTRO = (
-    "Each architecture of the importer's zoo (`tests/importer/zoo.py`: torchvision CNNs at "
-    "64x64, a tiny ViT, a TransformerEncoder, LSTM/GRU, an MLP, a conv1d net, a U-Net block), "
+    "Each architecture of the importer's zoo (`tests/importer/zoo.py`: torchvision CNNs on "
+    "small images, a tiny ViT, a TransformerEncoder, LSTM/GRU, an MLP, a conv1d net, a U-Net block), "
     "exported to ONNX with a dynamic batch, imported with `build_model` on NdArray, and its "
     "forward pass timed beside onnxruntime's session of the same file, both on one thread "
     "(`ndarray_1t`: NumPy's BLAS on 1 thread; `onnxruntime_1t`: `intra_op_num_threads = 1`). "
@@ -66,11 +66,17 @@ def architectures(profile: Profile) -> tuple:
 
 
 def _folder() -> Path:
-    """`zoo-onnx/` in burnbook's cache folder (the rule of Taichi's
-    `settings.cache_root()`, without importing Taichi for it)."""
+    """`zoo-onnx/<hash>/` in burnbook's cache folder (the rule of Taichi's
+    `settings.cache_root()`, without importing Taichi for it). The hash is
+    of zoo.py's text and torch's version: an edited zoo exports afresh."""
+    import zlib
+
+    import torch
+
     env = os.environ.get("BURNBOOK_CACHE")
     root = Path(env) if env else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "burnbook"
-    folder = root / "zoo-onnx"
+    source = (_ROOT / "tests" / "importer" / "zoo.py").read_bytes() + torch.__version__.encode()
+    folder = root / "zoo-onnx" / f"{zlib.crc32(source):08x}"
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 
