@@ -217,3 +217,26 @@ def test_bad_attributes_are_refused_naming_the_node(op_type, attrs, message):
                    [_dynamic("x", [1, 1, 2, 2]), _dynamic("g", [1, 2, 2, 2])], [_dynamic("y", None)], 20, init)
     with pytest.raises(OnnxImportError, match=rf"node 'n'.*{message}"):
         generate(model)
+
+
+@pytest.mark.parametrize("mode, padding, corners", [("linear", "zeros", 0), ("cubic", "border", 1),
+                                                    ("linear", "reflection", 0), ("cubic", "reflection", 0)])
+def test_grid_sample_gradients_reach_input_and_grid_as_in_torch(mode, padding, corners):
+    x = RNG.standard_normal((2, 3, 5, 4)).astype(np.float32)
+    grid = (RNG.uniform(-1.3, 1.3, (2, 6, 7, 2))).astype(np.float32)  # some positions outside
+    weights = RNG.standard_normal((2, 3, 6, 7)).astype(np.float32)
+    vi = helper.make_tensor_value_info
+    node = helper.make_node("GridSample", ["x", "g"], ["y"], mode=mode, padding_mode=padding, align_corners=corners)
+    model = _model([node], [vi("x", TensorProto.FLOAT, list(x.shape)), vi("g", TensorProto.FLOAT, list(grid.shape))],
+                   [vi("y", TensorProto.FLOAT, None)], 20)
+    tx, tg = torch.from_numpy(x).requires_grad_(), torch.from_numpy(grid).requires_grad_()
+    torch_mode = {"linear": "bilinear", "cubic": "bicubic"}[mode]
+    ty = torch.nn.functional.grid_sample(tx, tg, mode=torch_mode, padding_mode=padding, align_corners=bool(corners))
+    (ty * torch.from_numpy(weights)).sum().backward()
+    B = Autodiff[NdArray]
+    bx, bg = Tensor[B, 4].from_data(x).require_grad(), Tensor[B, 4].from_data(grid).require_grad()
+    y = build_model(model, backend=B)(bx, bg)
+    np.testing.assert_allclose(y.to_numpy(), ty.detach().numpy(), atol=1e-5, rtol=1e-4)
+    grads = (y * Tensor[B, 4].from_data(weights)).sum().backward()
+    np.testing.assert_allclose(bx.grad(grads).to_numpy(), tx.grad.numpy(), atol=1e-4, rtol=1e-4)
+    np.testing.assert_allclose(bg.grad(grads).to_numpy(), tg.grad.numpy(), atol=1e-3, rtol=1e-3)

@@ -268,7 +268,8 @@ def _grid_sample(low: Lowering, node: Any, a: dict) -> None:
 
 
 # -- Einsum and MatMulInteger -------------------------------------------------------------
-_EQUATION = re.compile(r"^[A-Za-z, ]*(\.\.\.[A-Za-z ]*)?(,[A-Za-z ]*(\.\.\.[A-Za-z ]*)?)*(->[A-Za-z ]*(\.\.\.[A-Za-z ]*)?)?$")
+# terms of letters with at most one ellipsis each, joined by commas, then an optional output term
+_EQUATION = re.compile(r"^[A-Za-z ]*(\.\.\.[A-Za-z ]*)?(,[A-Za-z ]*(\.\.\.[A-Za-z ]*)?)*(->[A-Za-z ]*(\.\.\.[A-Za-z ]*)?)?$")
 
 
 def _check_einsum(graph: Graph, node: Any, a: dict) -> list[str]:
