@@ -3,8 +3,8 @@ PyTorch exports, for the importer's end-to-end tests (issue 16).
 
 `ARCHITECTURES[name]()` builds a seeded model in eval mode and an example
 input; `export(name, exporter, dynamic, folder)` writes (once, then reuses)
-its ONNX file. Sizes are small (64x64 images, 10 classes, a two-layer ViT)
-so a whole zoo exports and runs in seconds.
+its ONNX file. Sizes are small (32x32 images, so each CNN's last stage is
+1x1; 10 classes; a two-layer ViT) so a whole zoo exports and runs quickly.
 
 torchvision's PyPI wheel for Linux is a CUDA build whose compiled operators
 (`torchvision._C`) do not load beside torch's CPU build, and its import then
@@ -67,7 +67,7 @@ def _randomize_batchnorm(model: nn.Module) -> nn.Module:
     return model
 
 
-def _image(size: int = 64, channels: int = 3) -> torch.Tensor:
+def _image(size: int = 32, channels: int = 3) -> torch.Tensor:
     return torch.randn(BATCH, channels, size, size, generator=torch.Generator().manual_seed(2))
 
 
@@ -87,7 +87,7 @@ def _vit() -> tuple[nn.Module, torch.Tensor]:
     torch.manual_seed(0)
     model = tv.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2,
                                         hidden_dim=32, mlp_dim=64, num_classes=NUM_CLASSES)
-    return model.eval(), _image(32)
+    return model.eval(), _image()
 
 
 class TransformerClassifier(nn.Module):
@@ -178,7 +178,7 @@ ARCHITECTURES: dict[str, Callable[[], tuple[nn.Module, torch.Tensor]]] = {
                               nn.LayerNorm(64), nn.GELU(), nn.Linear(64, NUM_CLASSES)),
         lambda: torch.randn(BATCH, 20, generator=torch.Generator().manual_seed(4))),
     "conv1d_batchnorm": _seeded(Conv1dNet, lambda: torch.randn(BATCH, 4, 64, generator=torch.Generator().manual_seed(5))),
-    "unet_block": _seeded(UNetBlock, lambda: _image(32)),
+    "unet_block": _seeded(UNetBlock, _image),
 }
 
 SEQUENCE_MODELS = frozenset({"transformer_encoder", "lstm", "gru"})

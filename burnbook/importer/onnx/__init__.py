@@ -4,7 +4,8 @@
     ModelGen().input("mnist.onnx").out_dir("model/").run()   # model/mnist.py + model/mnist.mpk
 
 `build_model(path)` gives the same model in memory. Modules: `graph` (parse,
-opset, value info), `ops` (the operator table and the walk over a graph;
+opset, value info), `fold` (constant folding at import: exporters' shape
+arithmetic on fixed dims becomes constants), `ops` (the operator table and the walk over a graph;
 its emitters by family in `ops_math`, `ops_nn`, `ops_layout`), `codegen`
 (the source writer), `guard` (the allowlist every generated module passes
 before it runs or is written), `modelgen` (the builder), `runtime` (the
