@@ -1,0 +1,263 @@
+"""Control flow (If, Scan): emitters of the operator table (see `ops`), part of the recurrent family.
+
+The generated forward is straight-line code (see `guard`), so subgraphs are
+lowered in place: an If with a constant condition becomes the branch it
+takes; otherwise both branches are computed and each output is `then if
+cond else other`. A Scan whose length is fixed at import is unrolled, the
+body's nodes once per step; one whose length is known only when the model
+runs is refused. Loop is not translated: every Loop of the onnx node cases
+has a trip count or condition known only at run time, which straight-line
+code cannot follow.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .codegen import Lowering
+from .graph import Graph
+from .ops import op
+
+
+def _branches(node: Any) -> list:
+    return [attr.g for attr in node.attribute if attr.name in ("then_branch", "else_branch")]
+
+
+def _register_subgraph(graph: Graph, body: Any, feeds: list | None = None) -> None:
+    """Make a branch's values known to the lowering as the main graph's are
+    (types from shape inference, initializers and Constant nodes as constants).
+    `feeds` gives the body's inputs a type where the file leaves them untyped:
+    (element type name, dims) or None, one per body input."""
+    from .graph import Value, _array, _constant_value, _kind_of_array, _value_from_type, elem_info
+
+    values = graph.values
+    for vi in list(body.value_info) + list(body.input) + list(body.output) + _inferred(graph, body, feeds):
+        values[vi.name] = _value_from_type(vi.name, vi.type)  # ONNX forbids shadowing an outer value
+    for t in body.initializer:
+        arr = _array(t)
+        info = elem_info(t.data_type)
+        kind, dtype = info if info else (None, f"element type {t.data_type}")
+        values[t.name] = Value(t.name, kind, dtype, arr.ndim, list(arr.shape), arr)
+    for node in body.node:
+        if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
+            arr = _constant_value(node)
+            if arr is not None:
+                v = values.get(node.output[0])
+                kind, dtype = (v.kind, v.dtype) if v and v.kind else _kind_of_array(arr)
+                values[node.output[0]] = Value(node.output[0], kind, dtype, arr.ndim, list(arr.shape), arr)
+
+
+def _inferred(graph: Graph, body: Any, feeds: list | None) -> list:
+    """Types onnx's shape inference gives a subgraph's values when run on
+    the subgraph alone, the outer values it reads declared as inputs (the
+    inference of the whole model leaves subgraphs' inner values untyped)."""
+    import onnx
+    from onnx import helper, numpy_helper
+
+    def declared(name: str, dtype: Any, shape: Any) -> Any:
+        try:
+            elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+        except (TypeError, KeyError, ValueError):
+            return None
+        dims = None if shape is None else [d if isinstance(d, (int, str)) else None for d in shape]
+        return helper.make_tensor_value_info(name, elem, dims)
+
+    inputs = []
+    for i, vi in enumerate(body.input):
+        feed = feeds[i] if feeds and i < len(feeds) else None
+        typed = vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape")
+        made = declared(vi.name, *feed) if feed is not None and not typed else None
+        inputs.append(made if made is not None else vi)
+    inner = {vi.name for vi in body.input} | {t.name for t in body.initializer}
+    inner |= {o for node in body.node for o in node.output}
+    outer, known = [], list(body.initializer)
+    for name in dict.fromkeys(i for node in body.node for i in node.input if i and i not in inner):
+        v = graph.values.get(name)
+        made = declared(name, v.dtype, v.shape) if v is not None and v.kind is not None and v.dtype else None
+        if made is not None:
+            outer.append(made)
+            if v.const is not None:  # an outer constant (axes, shapes) lets inference find ranks
+                known.append(numpy_helper.from_array(np.asarray(v.const), name))
+    g = helper.make_graph(list(body.node), body.name or "body", inputs + outer, list(body.output), known)
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", graph.opset)])
+    try:
+        return list(onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True).graph.value_info)
+    except Exception:  # best effort, as for the whole model
+        return []
+
+
+def _check_if(graph: Graph, node: Any, a: dict) -> list[str]:
+    problems = []
+    for body in _branches(node):
+        problems += _check_body(graph, "If branch", body)
+    return problems
+
+
+def _check_body(graph: Graph, what: str, body: Any, feeds: list | None = None) -> list[str]:
+    """Every reason a subgraph's nodes cannot be translated."""
+    from .graph import attrs
+    from .ops import TABLE, _attribute_type_problems
+
+    problems = []
+    _register_subgraph(graph, body, feeds)
+    for inner in body.node:
+        entry = TABLE.get(inner.op_type) if inner.domain in ("", "ai.onnx") else None
+        if entry is None:
+            problems.append(f"{what} {body.name!r} uses {inner.op_type!r}, which burnbook does not translate")
+            continue
+        checker = entry[1]
+        for p in _attribute_type_problems(inner, graph.opset) or (
+                checker(graph, inner, attrs(inner)) if checker is not None else []):
+            problems.append(f"{what} {body.name!r}: {p}")
+    for out in body.output:
+        v = graph.values.get(out.name)
+        if v is None or v.kind is None:
+            kind = v.dtype if v is not None else "an unknown type"
+            problems.append(f"{what} {body.name!r} output {out.name!r} has {kind}, which burnbook tensors "
+                            "cannot hold")
+    return problems
+
+
+def _lower_branch(low: Lowering, body: Any) -> list[str]:
+    """Emit a branch's nodes into the enclosing forward; its outputs' expressions."""
+    from .graph import attrs
+    from .ops import TABLE
+
+    # the other branch may use the same names for its own values
+    _register_subgraph(low.graph, body)
+    local = {t.name for t in body.initializer} | {o for inner in body.node for o in inner.output}
+    for name in local:
+        low.names.pop(name, None)
+    for inner in body.node:
+        if id(inner) not in low.fused:
+            TABLE[inner.op_type][0](low, inner, attrs(inner))
+    return [low.var(out.name) for out in body.output]
+
+
+@op("If", check=_check_if)
+def _if(low: Lowering, node: Any, a: dict) -> None:
+    """A constant condition inlines the branch it takes; otherwise both
+    branches are computed and each output picks its branch's value when
+    the forward runs (the generated code has expressions only)."""
+    then_body, else_body = a["then_branch"], a["else_branch"]
+    cond = low.const(node.input[0])
+    if cond is not None:
+        taken = then_body if bool(np.asarray(cond).reshape(-1)[0]) else else_body
+        for out, expr in zip(node.output, _lower_branch(low, taken)):
+            if out:
+                low.names[out] = expr
+        return
+    then_exprs, else_exprs = _lower_branch(low, then_body), _lower_branch(low, else_body)
+    flag = low.var(node.input[0])
+    for out, yes, no in zip(node.output, then_exprs, else_exprs):
+        if out:
+            name = low.numbered("if_out")
+            low.emit(f"{name} = {yes} if {flag} else {no}")
+            low.names[out] = name
+
+
+_MAX_UNROLL = 1024
+
+
+def _scan_inputs(graph: Graph, node: Any, a: dict) -> list[tuple[str, int, int]]:
+    """(name, axis, reversed) of each scanned input."""
+    m = int(a.get("num_scan_inputs", 0))
+    names = list(node.input)[len(node.input) - m:]
+    axes = list(a.get("scan_input_axes", [0] * m))
+    dirs = list(a.get("scan_input_directions", [0] * m))
+    found = []
+    for name, axis, d in zip(names, axes, dirs):
+        v = graph.values.get(name)
+        rank = v.rank if v is not None and v.rank is not None else 1
+        found.append((name, int(axis) + rank if axis < 0 else int(axis), int(d)))
+    return found
+
+
+def _scan_feeds(graph: Graph, node: Any, a: dict) -> list:
+    """What each body input of a Scan receives: a state as it is, a scanned
+    input without its scan axis."""
+    scanned = {name: axis for name, axis, _ in _scan_inputs(graph, node, a)}
+    feeds = []
+    for i, name in enumerate(node.input):
+        v = graph.values.get(name)
+        if v is None or v.dtype is None:
+            feeds.append(None)
+            continue
+        shape = v.shape
+        if i >= len(node.input) - len(scanned) and shape is not None and scanned[name] < len(shape):
+            shape = shape[:scanned[name]] + shape[scanned[name] + 1:]
+        feeds.append((v.dtype, shape))
+    return feeds
+
+
+def _check_scan(graph: Graph, node: Any, a: dict) -> list[str]:
+    problems = _check_body(graph, "Scan body", a["body"], _scan_feeds(graph, node, a))
+    lengths = set()
+    for name, axis, _ in _scan_inputs(graph, node, a):
+        v = graph.values.get(name)
+        shape = v.static_shape() if v is not None else None
+        if shape is None or axis >= len(shape):
+            problems.append(f"Scan input {name!r} has no fixed length: burnbook unrolls a Scan at import, "
+                            "so the number of steps must be known then")
+        else:
+            lengths.add(shape[axis])
+    if len(lengths) > 1:
+        problems.append(f"Scan inputs of different lengths {sorted(lengths)}")
+    elif lengths and max(lengths) > _MAX_UNROLL:
+        problems.append(f"Scan over {max(lengths)} steps (burnbook unrolls up to {_MAX_UNROLL})")
+    return problems
+
+
+@op("Scan", check=_check_scan)
+def _scan(low: Lowering, node: Any, a: dict) -> None:
+    """Unrolled: the body's nodes once per step, each step reading its
+    slice of every scanned input; the scan outputs are the steps' values
+    stacked. The forward stays straight-line code a reader can follow."""
+    body = a["body"]
+    scanned = _scan_inputs(low.graph, node, a)
+    n_states = len(node.input) - len(scanned)
+    states = [low.var(name) for name in node.input[:n_states]]
+    steps = low.shape(scanned[0][0])[scanned[0][1]] if scanned else 0
+    ranks = [low.rank(name) for name, _, _ in scanned]
+    per_step: list[list[str]] = []
+    _register_subgraph(low.graph, body, _scan_feeds(low.graph, node, a))
+    # values a step computes; constants keep their one field across the steps
+    local = {o for inner in body.node if inner.op_type != "Constant" for o in inner.output}
+    for t in range(steps):
+        for vi, expr in zip(body.input[:n_states], states):
+            low.names[vi.name] = expr
+        for vi, (name, axis, backwards), rank in zip(body.input[n_states:], scanned, ranks):
+            i = steps - 1 - t if backwards else t
+            part = f"{low.var(name)}.narrow({axis}, {i}, 1)"
+            low.names[vi.name] = part if rank == 1 else f"{part}.squeeze({axis})"
+        for name in local:
+            low.names.pop(name, None)
+        from .graph import attrs
+        from .ops import TABLE
+
+        for inner in body.node:
+            if id(inner) not in low.fused:
+                TABLE[inner.op_type][0](low, inner, attrs(inner))
+        outs = [low.var(o.name) for o in body.output]
+        states = outs[:n_states]
+        per_step.append(outs[n_states:])
+    for out, expr in zip(node.output[:n_states], states):
+        if out:
+            low.names[out] = expr
+    out_axes = list(a.get("scan_output_axes", [0] * (len(body.output) - n_states)))
+    out_dirs = list(a.get("scan_output_directions", [0] * (len(body.output) - n_states)))
+    for k, out in enumerate(node.output[n_states:]):
+        if not out:
+            continue
+        items = [step[k] for step in per_step]
+        if out_dirs[k] if k < len(out_dirs) else 0:
+            items.reverse()
+        rank = low.rank(body.output[n_states + k].name)
+        axis = int(out_axes[k]) if k < len(out_axes) else 0
+        axis = axis + rank + 1 if axis < 0 else axis
+        # an ONNX scalar is [1] in burnbook: joining the steps' [1]s gives the [steps] vector
+        joined = f"Tensor.cat([{', '.join(items)}], 0)" if rank == 0 else f"Tensor.stack([{', '.join(items)}], {axis})"
+        low.names[out] = low.numbered("scan_out")
+        low.emit(f"{low.names[out]} = {joined}")
