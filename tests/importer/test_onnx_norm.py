@@ -240,3 +240,13 @@ def test_grid_sample_gradients_reach_input_and_grid_as_in_torch(mode, padding, c
     grads = (y * Tensor[B, 4].from_data(weights)).sum().backward()
     np.testing.assert_allclose(bx.grad(grads).to_numpy(), tx.grad.numpy(), atol=1e-4, rtol=1e-4)
     np.testing.assert_allclose(bg.grad(grads).to_numpy(), tg.grad.numpy(), atol=1e-3, rtol=1e-3)
+
+
+@pytest.mark.parametrize("p", [1, 2, 3])
+def test_global_lp_pool_matches_onnxruntime(p):
+    """GlobalLpPool has no node case in the onnx package."""
+    x = RNG.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    vi = helper.make_tensor_value_info
+    model = _model([helper.make_node("GlobalLpPool", ["x"], ["y"], p=p)], [vi("x", TensorProto.FLOAT, [2, 3, 4, 5])],
+                   [vi("y", TensorProto.FLOAT, [2, 3, 1, 1])], 17)
+    np.testing.assert_allclose(_run(model, x), _ort(model, {"x": x})[0], atol=1e-5, rtol=1e-5)
