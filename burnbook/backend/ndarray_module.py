@@ -94,6 +94,29 @@ def _crop_transpose(full: np.ndarray, bias, kernel, options, size) -> np.ndarray
     return out
 
 
+# Below this many output pixels a batch's convs are one GEMM over the whole
+# batch instead of one per image: a small plane makes each image's GEMM a
+# matrix-vector product that rereads the whole weight.
+_SMALL_PLANE = 256
+
+
+def _conv_batch_folded(x: np.ndarray, weight: np.ndarray, bias, options, out) -> np.ndarray:
+    """An ungrouped conv2d as one `[O, C*kk] @ [C*kk, N*Ho*Wo]` GEMM, the
+    im2col built batch-inner (`[C, kh, kw, N, Ho, Wo]`) with exact columns."""
+    n, c = x.shape[:2]
+    o, _, kh, kw = weight.shape
+    (ho, wo), (sh, sw), (dh, dw) = out, options.stride, options.dilation
+    xp = _padded(x, (kh, kw), options, out).transpose(1, 0, 2, 3)      # [C, N, Hp, Wp], a view
+    cols = np.empty((c, kh, kw, n, ho, wo), dtype=np.result_type(x, weight))
+    for i in range(kh):
+        for j in range(kw):
+            cols[:, i, j] = xp[:, :, i * dh : i * dh + (ho - 1) * sh + 1 : sh, j * dw : j * dw + (wo - 1) * sw + 1 : sw]
+    y = (weight.reshape(o, c * kh * kw) @ cols.reshape(c * kh * kw, n * ho * wo)).reshape(o, n, ho, wo)
+    if bias is not None:
+        y += bias.reshape(o, 1, 1, 1)
+    return np.ascontiguousarray(y.transpose(1, 0, 2, 3))
+
+
 def _unit_stride(options) -> bool:
     return tuple(options.stride) == (1, 1)
 
@@ -220,6 +243,8 @@ class NdArrayModuleOps(ModuleOps):
         g = options.groups
         ho = conv_output_size(h, kh, options.stride[0], options.padding[0], options.dilation[0])
         wo = conv_output_size(w, kw, options.stride[1], options.padding[1], options.dilation[1])
+        if g == 1 and ho * wo <= _SMALL_PLANE and (kh, kw) != (1, 1):
+            return _conv_batch_folded(x, weight, bias, options, (ho, wo))
         if cg == 1 and g > 1:
             pads = _pads(x, (kh, kw), options, (ho, wo))
             out = _depthwise_conv(x, weight, pads, options.stride, options.dilation, (ho, wo))

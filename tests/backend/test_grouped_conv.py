@@ -1,8 +1,8 @@
 """Grouped and depthwise convolution on NdArray against PyTorch.
 
 NdArray has a fast path for groups with one input channel (depthwise conv,
-and conv_transpose with one output channel per group) and a batched GEMM
-over groups otherwise; both must match `torch.nn.functional` in the forward
+and conv_transpose with one output channel per group), a batched GEMM over
+groups otherwise, and one GEMM over the whole batch for small planes; both must match `torch.nn.functional` in the forward
 pass and in the input, weight and bias gradients, for strides, dilations,
 paddings and channel multipliers, in 1-D and 2-D.
 """
@@ -24,7 +24,9 @@ B = Autodiff[NdArray]
 
 # (in channels, out channels, groups, kernel, stride, padding, dilation, size)
 CONV2D = [
-    (6, 6, 1, 3, 1, 1, 1, 9),      # plain
+    (6, 6, 1, 3, 1, 1, 1, 9),      # plain, a small plane: one GEMM over the batch
+    (3, 4, 1, 3, 1, 1, 1, 17),     # plain, a plane above NdArray's small-plane size, stride 1
+    (3, 4, 1, 3, 2, 1, 1, 33),     # the same, stride 2
     (6, 6, 6, 3, 1, 1, 1, 9),      # depthwise
     (6, 12, 6, 3, 2, 1, 1, 10),    # depthwise, channel multiplier 2, stride 2
     (4, 8, 4, (3, 2), (2, 3), (1, 0), (2, 1), 11),  # depthwise, uneven everything
