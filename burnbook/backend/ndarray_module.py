@@ -5,8 +5,14 @@ copies whole flattened rows, see `_row_taps`), and one batched matmul whose
 result is already in `[N, O, Ho, Wo]` order. Its weight gradient at stride 1
 needs no im2col: one matmul per tap against a view of x's rows. Its input
 gradient, conv_transpose, is one matmul followed by a tap-by-tap col2im.
+A conv on a small plane (`_SMALL_PLANE` output pixels) is one GEMM over
+the whole batch instead (`_conv_batch_folded`). Depthwise convs (one input
+channel per group) skip im2col: each tap is a broadcast multiply-add of a
+contiguous run of x's stride-phase planes (`_phases`), in the forward pass,
+the weight gradient and the matching conv_transpose.
 Max pools reduce the kh*kw strided tap views elementwise. No Python loop
-runs over the batch or the pixels, only over the kh*kw kernel taps.
+runs over the batch, the groups or the pixels, only over the kh*kw kernel
+taps (and the stride phases).
 
 Everything else (1-D ops, average and adaptive pooling, embedding) uses the
 defaults of `ModuleOps`, which on NdArray are already a few NumPy matmuls.
