@@ -281,8 +281,8 @@ def _check_einsum(graph: Graph, node: Any, a: dict) -> list[str]:
     if len(lhs) != len(node.input):
         return [f"Einsum equation {eq!r} names {len(lhs)} operands, the node has {len(node.input)}"]
     kinds = {graph.values[n].kind for n in node.input if n in graph.values}
-    if len(kinds) > 1:
-        return [f"Einsum of mixed element kinds {sorted(k for k in kinds if k)}"]
+    if len(kinds) > 1 or "Bool" in kinds:
+        return [f"Einsum of element kinds {sorted(k for k in kinds if k)} (one numeric kind is needed)"]
     return []
 
 

@@ -17,8 +17,9 @@ __all__ = ["einsum", "matmul_integer", "attention"]
 
 # -- Einsum and integer matmul ---------------------------------------------------------------
 def _einsum_terms(equation: str, ranks: Sequence[int]) -> tuple[list[str], str]:
-    """The operands' subscripts and the output's, the ellipsis spelled out as
-    capital-free placeholder letters and the implicit output made explicit."""
+    """The operands' subscripts and the output's, the ellipsis spelled out
+    with letters the equation does not use, and an implicit output (the
+    letters used once, sorted, after the ellipsis) made explicit."""
     eq = equation.replace(" ", "")
     lhs, arrow, rhs = eq.partition("->")
     inputs = lhs.split(",")
@@ -62,7 +63,7 @@ def _diagonal(x: Any, term: str) -> tuple[Any, str]:
         n = x.dims()[a]
         shape = [1] * x.ndim
         shape[a], shape[b] = n, n
-        eye = _like(x, np.eye(n).reshape(shape), x.kind if x.kind is not Bool else Int)
+        eye = _like(x, np.eye(n).reshape(shape), x.kind)
         x = (x * eye).sum_dim(b)
         x = x.reshape([d for i, d in enumerate(x.dims()) if i != b] or [1])
         term = term[:b] + term[b + 1:]
@@ -221,8 +222,8 @@ def attention(q: Any, k: Any, v: Any, attn_mask: Any = None, past_key: Any = Non
     if scale is None:
         scale = 1.0 / math.sqrt(q.dims()[3])
     root = float(np.float32(math.sqrt(scale)))  # applied to Q and K, as the ONNX reference does
-    present_key = k if past_key is None else past_key.cat([past_key, k], 2)
-    present_value = v if past_value is None else past_value.cat([past_value, v], 2)
+    present_key = k if past_key is None else type(k).cat([past_key, k], 2)
+    present_value = v if past_value is None else type(v).cat([past_value, v], 2)
     b, heads, q_len = q.dims()[:3]
     kv_heads, kv_len = present_key.dims()[1:3]
     nonpad = _host(nonpad_kv_seqlen).astype(np.int64) if nonpad_kv_seqlen is not None else None
@@ -237,7 +238,7 @@ def attention(q: Any, k: Any, v: Any, attn_mask: Any = None, past_key: Any = Non
         missing = kv_len - mask.dims()[-1]
         if missing > 0:  # a mask shorter than the keys leaves the rest masked out
             fill = type(mask).full(mask.dims()[:-1] + [missing], -math.inf, q.device())
-            mask = mask.cat([mask, fill], mask.ndim - 1)
+            mask = type(mask).cat([mask, fill], mask.ndim - 1)
         while mask.ndim < 4:
             mask = mask.unsqueeze()
         bias = mask
