@@ -229,8 +229,10 @@ def _resize(low: Lowering, node: Any, a: dict) -> None:
     args = [x, roi, scales, sizes, quote(mode)]
     defaults = {"coordinate_transformation_mode": "half_pixel", "nearest_mode": "round_prefer_floor",
                 "keep_aspect_ratio_policy": "stretch"}
+    if mode != "nearest":  # nearest_mode only matters to nearest, cubic_coeff_a only to cubic
+        opts.pop("nearest_mode")
     extra = [f"{k}={quote(v)}" for k, v in opts.items() if v != defaults[k]]
-    if float(a.get("cubic_coeff_a", -0.75)) != -0.75:
+    if mode == "cubic" and float(a.get("cubic_coeff_a", -0.75)) != -0.75:
         extra.append(f"cubic_coeff_a={literal(float(np.float32(a['cubic_coeff_a'])))}")
     if int(a.get("exclude_outside", 0)):
         extra.append("exclude_outside=True")
