@@ -234,8 +234,20 @@ class Fusion(Backend, metaclass=_FusionMeta):
     @classmethod
     def sync(cls, device: Any = None) -> None:
         """Execute every recorded op whose result is still referenced, then
-        wait for the device."""
-        for t in sorted(_live, key=lambda t: t.node.id if t.node is not None else 0):
+        wait for the device.
+
+        Only the roots run (lazy tensors no other lazy op reads): each root's
+        kernel also writes the intermediates something else still holds
+        (executor._external), so an optimizer step's new parameter and its
+        moments come out of one kernel, not one launch per recorded op."""
+        pending = [t for t in _live if t.node is not None]
+        read = {id(i) for t in pending for i in t.node.inputs}
+        roots = sorted((t for t in pending if id(t) not in read), key=lambda t: t.node.id)
+        del pending
+        while roots:
+            value(roots.pop(0))
+        # Whatever a kernel left lazy (a miscounted reference) runs on its own.
+        for t in sorted((t for t in _live if t.node is not None), key=lambda t: t.node.id):
             value(t)
         cls._inner.sync(device)
 

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from ..base import Backend, share_layout_ops
 from . import runtime
+from .compat import host_array, host_writable
 from .device import TaichiDevice
 from .ops import BoolOps, FloatOps, IntOps
 from .ops.float_ops import from_data
 from .ops.module_ops import TaichiModuleOps
+from .primitive import alloc
 
 
 @share_layout_ops
@@ -51,7 +54,16 @@ class Taichi(TaichiModuleOps, FloatOps, IntOps, BoolOps, Backend):
         """Sampled on the host by NumPy (seeded by `seed`), then uploaded: the
         same numbers as NdArray for the same seed."""
         runtime.start(device)
-        return from_data(distribution.sample(cls._rng, tuple(shape), dtype), device, np.dtype(dtype))
+        dtype = np.dtype(dtype)
+        if getattr(distribution, "kind", None) == "bernoulli" and host_writable() and math.prod(shape):
+            # Dropout's masks: the same draws and comparison as `sample`,
+            # written as 0/1 straight into device memory (no float64 mask,
+            # no casts, no upload).
+            out = alloc(tuple(shape), dtype, device)
+            np.less(cls._rng.random(size=tuple(shape)), distribution.a,
+                    out=host_array(out.buf, dtype).reshape(tuple(shape)))
+            return out
+        return from_data(distribution.sample(cls._rng, tuple(shape), dtype), device, dtype)
 
 
 Taichi.InnerBackend = Taichi

@@ -154,6 +154,13 @@ def host_array(buf: Any, np_dtype: np.dtype) -> np.ndarray:
     return np.frombuffer((ctypes.c_char * n).from_address(ptr), dtype=np_dtype)
 
 
+def host_writable() -> bool:
+    """Whether `host_array` gives views that NumPy may write into: the fast
+    path on a CPU arch, where device memory is host memory and kernels have
+    finished when their launch returns."""
+    return SETTINGS.launch == "fast" and not SETTINGS.gpu
+
+
 def write_host(buf: Any, values: np.ndarray) -> None:
     """Store the host array `values` (as many elements as `buf`) into `buf`."""
     buf.from_numpy(np.ascontiguousarray(values).reshape(-1))
@@ -237,5 +244,5 @@ class Launcher:
         return None
 
 
-__all__ = ["Buffer", "Launcher", "MAX_ELEMENTS", "buffer", "compiled_with", "config", "host_array", "is_real",
-           "program", "running_arch", "stats", "write_host"]
+__all__ = ["Buffer", "Launcher", "MAX_ELEMENTS", "buffer", "compiled_with", "config", "host_array", "host_writable",
+           "is_real", "program", "running_arch", "stats", "write_host"]

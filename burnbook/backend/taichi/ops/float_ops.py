@@ -10,6 +10,7 @@ import numpy as np
 
 from burnbook.kernels import data
 
+from ..compat import host_array, host_writable
 from ..device import TaichiDevice
 from ..primitive import TaichiTensor, alloc, contiguous, full, materialize, reshaped, same_device
 from ..runtime import BOOL, F32, FLOATS, I64, start
@@ -20,11 +21,16 @@ from .launch import Map1, Map2, Map3, Reduce
 def from_data(array: Any, device: TaichiDevice, dtype: np.dtype) -> TaichiTensor:
     """Upload a host array as a tensor of `dtype` (bools as u8 0/1)."""
     rt = start(device)
-    arr = np.ascontiguousarray(array, dtype=dtype)
+    arr = np.asarray(array)
     out = alloc(arr.shape, dtype, rt.device)
     if out.buf is not None:
-        flat = arr.reshape(-1)
-        data.upload(out.buf, flat.view(np.uint8) if dtype == BOOL else flat)
+        if host_writable():  # CPU arch: one NumPy copy (and cast) straight into device memory
+            src = arr.astype(np.bool_, copy=False) if dtype == BOOL else arr
+            np.copyto(host_array(out.buf, np.uint8 if dtype == BOOL else dtype).reshape(arr.shape), src,
+                      casting="unsafe")
+        else:
+            flat = np.ascontiguousarray(arr, dtype=dtype).reshape(-1)
+            data.upload(out.buf, flat.view(np.uint8) if dtype == BOOL else flat)
     return out
 
 

@@ -18,6 +18,7 @@ A zero-size operand falls back to the defaults too.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -82,11 +83,29 @@ def conv2d_im2col(x: TaichiTensor, weight: TaichiTensor, bias: TaichiTensor | No
         wm = L.cat((wm, reshaped(bias, (1, g, o // g, 1))), 3)
         rows += 1
     cols = alloc((n, g, rows, length), x.dtype, x.device)
-    conv_k.im2col(cols.buf, x.view(), (n, c, h, w, ho, wo),
-                  _window((kh, kw), options.stride, options.padding, options.dilation), g * rows * length, length,
+    window = _window((kh, kw), options.stride, options.padding, options.dilation)
+    conv_k.im2col(cols.buf, x.view(), (n, c, h, w, ho, wo), window, g * rows * length, length,
                   cg if bias is not None else 0)
+    _COLS[x.buf] = (x.strides, x.offset, x.shape, window, g, cols.buf, rows * length)
     out = L.matmul(wm, cols)
     return _view(out.buf, (n, o, ho, wo), (o * length, length, wo, 1), out)
+
+
+# The column matrix of a forward conv2d, by its input's buffer: the weight
+# gradient needs the same matrix (training calls conv2d_weight_backward with
+# the forward's own input), so it is built once. An entry lives as long as the
+# input's buffer does (buffers are never written after their op returns), so
+# inference frees it with the activation, and training after the backward pass.
+_COLS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _forward_cols(x: TaichiTensor, window: tuple, groups: int) -> tuple | None:
+    """(buffer, group stride) of the column matrix conv2d built from exactly
+    this view of x with this window and groups, or None."""
+    hit = _COLS.get(x.buf)
+    if hit is None or hit[:5] != (x.strides, x.offset, x.shape, window, groups):
+        return None
+    return hit[5], hit[6]
 
 
 def conv2d_direct(x: TaichiTensor, weight: TaichiTensor, bias: TaichiTensor | None, options: Any) -> TaichiTensor:
@@ -173,9 +192,13 @@ class TaichiModuleOps(ModuleOps):
         # at the median on the busy 2-core box (BLAS threads it across cores,
         # and its threads wait on each other); GPUs need the batch for
         # parallelism anyway.
-        cols = alloc((n, c * kh * kw, length), x.dtype, x.device)
-        conv_k.im2col(cols.buf, x.view(), dims, window, c * kh * kw * length, length)
-        cols_t = _view(cols.buf, (n, g, length, rows), (c * kh * kw * length, rows * length, 1, length), x)
+        cached = _forward_cols(x, window, g)
+        if cached is None:
+            cols = alloc((n, c * kh * kw, length), x.dtype, x.device)
+            conv_k.im2col(cols.buf, x.view(), dims, window, c * kh * kw * length, length)
+            cached = cols.buf, rows * length
+        buf, group = cached  # a forward's matrix has a bias row of ones after each group's rows
+        cols_t = _view(buf, (n, g, length, rows), (g * group, group, 1, length), x)
         gm = reshaped(output_grad, (n, g, og, length))
         gw = L.reduce("conv2d_weight_backward", L.matmul(gm, cols_t), 0, L.Reduce.SUM)
         return reshaped(gw, (o, cg, kh, kw))
