@@ -361,3 +361,21 @@ def test_scan_with_a_fixed_length_is_unrolled(attributes: dict) -> None:
 def test_scan_over_a_length_known_only_at_run_time_is_refused() -> None:
     with pytest.raises(OnnxImportError, match=r"'running'.*'x' has no fixed length"):
         generate(_scan_model("steps"))
+
+
+def test_an_outer_value_only_a_branch_reads_survives_constant_folding() -> None:
+    f = TensorProto.FLOAT
+    outer = helper.make_node("Add", ["a", "b"], ["k"])  # folds to a constant, read only inside the branches
+    then = helper.make_graph([helper.make_node("Mul", ["x", "k"], ["o1"])], "then", [],
+                             [helper.make_tensor_value_info("o1", f, [3])])
+    other = helper.make_graph([helper.make_node("Sub", ["x", "k"], ["o2"])], "else", [],
+                              [helper.make_tensor_value_info("o2", f, [3])])
+    graph = helper.make_graph(
+        [outer, helper.make_node("If", ["cond"], ["y"], then_branch=then, else_branch=other)], "fold",
+        [helper.make_tensor_value_info("x", f, [3]), helper.make_tensor_value_info("cond", TensorProto.BOOL, [])],
+        [helper.make_tensor_value_info("y", f, [3])],
+        [numpy_helper.from_array(np.float32([1.0, 2.0, 3.0]), "a"), numpy_helper.from_array(np.float32([0.5]), "b")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    x = np.float32([1.0, -2.0, 4.0])
+    for cond in (True, False):
+        _assert_same(model, [x, np.array(cond)])

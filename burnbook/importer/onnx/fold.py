@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from .codegen import _with_subgraph_nodes
 from .graph import Graph, Value, _kind_of_array, attrs, parse
 
 __all__ = ["fold_constants", "fold_model", "reexport_hints", "MAX_FOLDED_ELEMENTS"]
@@ -75,7 +76,8 @@ def fold_model(model: Any, rounds: int = 3) -> Graph:
             break
         made = {out for n in graph.nodes for out in n.output}
         inits = {t.name for t in model.graph.initializer}
-        needed = {i for n in graph.nodes for i in n.input} | set(graph.outputs)
+        # a subgraph (If branch, Scan body) may read an outer value no outer node reads
+        needed = {i for n in _with_subgraph_nodes(graph.nodes) for i in n.input} | set(graph.outputs)
         folded = [out for n in model.graph.node for out in n.output if out not in made]
         refolded = type(model)()
         refolded.CopyFrom(model)

@@ -34,7 +34,11 @@ def _register_subgraph(graph: Graph, body: Any, feeds: list | None = None) -> No
 
     values = graph.values
     for vi in list(body.value_info) + list(body.input) + list(body.output) + _inferred(graph, body, feeds):
-        values[vi.name] = _value_from_type(vi.name, vi.type)  # ONNX forbids shadowing an outer value
+        v = _value_from_type(vi.name, vi.type)
+        known = values.get(vi.name)
+        # an untyped entry (a subgraph may list outer values too) never hides a type found before
+        if known is None or v.kind is not None or v.dtype is not None and known.dtype is None:
+            values[vi.name] = v
     for t in body.initializer:
         arr = _array(t)
         info = elem_info(t.data_type)
@@ -83,9 +87,10 @@ def _inferred(graph: Graph, body: Any, feeds: list | None) -> list:
     g = helper.make_graph(list(body.node), body.name or "body", inputs + outer, list(body.output), known)
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", graph.opset)])
     try:
-        return list(onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True).graph.value_info)
+        found = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True).graph
     except Exception:  # best effort, as for the whole model
         return []
+    return list(found.value_info) + [vi for vi in found.output if vi.type.HasField("tensor_type")]
 
 
 def _check_if(graph: Graph, node: Any, a: dict) -> list[str]:
@@ -114,7 +119,7 @@ def _check_body(graph: Graph, what: str, body: Any, feeds: list | None = None) -
     for out in body.output:
         v = graph.values.get(out.name)
         if v is None or v.kind is None:
-            kind = v.dtype if v is not None else "an unknown type"
+            kind = v.dtype if v is not None and v.dtype else "an unknown type"
             problems.append(f"{what} {body.name!r} output {out.name!r} has {kind}, which burnbook tensors "
                             "cannot hold")
     return problems
@@ -193,12 +198,13 @@ def _scan_feeds(graph: Graph, node: Any, a: dict) -> list:
 
 
 def _check_scan(graph: Graph, node: Any, a: dict) -> list[str]:
-    problems = _check_body(graph, "Scan body", a["body"], _scan_feeds(graph, node, a))
+    body = a["body"]
+    problems = _check_body(graph, "Scan body", body, _scan_feeds(graph, node, a))
     lengths = set()
     for name, axis, _ in _scan_inputs(graph, node, a):
         v = graph.values.get(name)
-        shape = v.static_shape() if v is not None else None
-        if shape is None or axis >= len(shape):
+        shape = v.shape if v is not None else None
+        if shape is None or axis >= len(shape) or not isinstance(shape[axis], int):
             problems.append(f"Scan input {name!r} has no fixed length: burnbook unrolls a Scan at import, "
                             "so the number of steps must be known then")
         else:
@@ -207,7 +213,29 @@ def _check_scan(graph: Graph, node: Any, a: dict) -> list[str]:
         problems.append(f"Scan inputs of different lengths {sorted(lengths)}")
     elif lengths and max(lengths) > _MAX_UNROLL:
         problems.append(f"Scan over {max(lengths)} steps (burnbook unrolls up to {_MAX_UNROLL})")
+    elif not problems:
+        _type_scan_outputs(graph, node, a, lengths.pop() if lengths else 0)
     return problems
+
+
+def _type_scan_outputs(graph: Graph, node: Any, a: dict, steps: int) -> None:
+    """Types for the Scan's outputs where the model's shape inference found
+    none (it cannot see into an untyped body): a state as the body gives it,
+    a scan output with the steps' axis added."""
+    from .graph import Value
+
+    n_states = len(node.input) - int(a.get("num_scan_inputs", 0))
+    axes = list(a.get("scan_output_axes", []))
+    for k, (out, inner) in enumerate(zip(node.output, a["body"].output)):
+        known, v = graph.values.get(out), graph.values.get(inner.name)
+        if not out or (known is not None and known.rank is not None) or v is None or v.rank is None:
+            continue
+        shape = list(v.shape) if v.shape is not None else [None] * v.rank
+        if k >= n_states:
+            axis = int(axes[k - n_states]) if k - n_states < len(axes) else 0
+            axis = axis + v.rank + 1 if axis < 0 else axis
+            shape.insert(axis, steps)
+        graph.values[out] = Value(out, v.kind, v.dtype, len(shape), shape)
 
 
 @op("Scan", check=_check_scan)

@@ -1,4 +1,4 @@
-"""Runtime helpers for `ops_recurrent` (see `runtime`): recurrent layers (LSTM, GRU, RNN) and control flow (If, Loop, Scan).
+"""Runtime helpers for `ops_recurrent` (see `runtime`): the recurrent layers LSTM, GRU and RNN.
 
 ONNX lays a recurrent node's tensors out time-major (`layout=0`: X is
 `[seq, batch, input]`, Y `[seq, directions, batch, hidden]`, Y_h and Y_c
