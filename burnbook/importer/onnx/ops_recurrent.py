@@ -98,8 +98,9 @@ def _layer_params(kind: str, w: np.ndarray, r: np.ndarray, b: np.ndarray | None,
     return params
 
 
-def _emit_layers(low: Lowering, node: Any, a: dict) -> str:
-    """Declare one layer per direction; the `runtime.recurrent_layers` call."""
+def _emit_layers(low: Lowering, node: Any, a: dict) -> tuple[str, str]:
+    """Declare one layer per direction; the `runtime.recurrent_layers` call
+    and the first layer's field name."""
     kind = node.op_type
     w, r = low.const(node.input[1]), low.const(node.input[2])
     b = low.const(inp(node, 3)) if inp(node, 3) else None
@@ -124,7 +125,7 @@ def _emit_layers(low: Lowering, node: Any, a: dict) -> str:
     layers = "[" + ", ".join(f"self.{f}" for f in fields) + "]"
     states = f"{_state(low, node, 5)}" + (f", {_state(low, node, 6)}" if kind == "LSTM" else "")
     return (f"onnx_ops.recurrent_layers({kind!r}, {layers}, {low.var(node.input[0])}, {states}, "
-            f"direction={direction!r}, layout={int(a.get('layout', 0))})")
+            f"direction={direction!r}, layout={int(a.get('layout', 0))})"), fields[0]
 
 
 def _state(low: Lowering, node: Any, i: int) -> str:
@@ -159,8 +160,18 @@ def _names(names: list[str]) -> str:
 @op("LSTM", "GRU", "RNN", check=_check_recurrent)
 def _recurrent(low: Lowering, node: Any, a: dict) -> None:
     kind = node.op_type
-    expr = _emit_layers(low, node, a) if _uses_layers(low, node, a) else _emit_general(low, node, a)
-    low.bind_many(node, expr, 3 if kind == "LSTM" else 2, identifier(kind, "rnn"))
+    count = 3 if kind == "LSTM" else 2
+    if not _uses_layers(low, node, a):
+        low.bind_many(node, _emit_general(low, node, a), count, identifier(kind, "rnn"))
+        return
+    expr, layer = _emit_layers(low, node, a)
+    names = []  # named after the layer, as a layer's output is (`lstm1_y`, `lstm1_y_h`, `lstm1_y_c`)
+    for i, suffix in enumerate(("y", "y_h", "y_c")[:count]):
+        out = node.output[i] if i < len(node.output) else ""
+        names.append(low.new_name(f"{layer}_{suffix}") if out else "_")
+        if out:
+            low.names[out] = names[-1]
+    low.emit(f"{', '.join(names)} = {expr}")
 
 
 from . import ops_control  # noqa: E402,F401  (If and Scan: registered with this family)
