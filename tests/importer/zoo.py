@@ -177,7 +177,8 @@ ARCHITECTURES: dict[str, Callable[[], tuple[nn.Module, torch.Tensor]]] = {
         lambda: nn.Sequential(nn.Linear(20, 64), nn.LayerNorm(64), nn.GELU(), nn.Linear(64, 64),
                               nn.LayerNorm(64), nn.GELU(), nn.Linear(64, NUM_CLASSES)),
         lambda: torch.randn(BATCH, 20, generator=torch.Generator().manual_seed(4))),
-    "conv1d_batchnorm": _seeded(Conv1dNet, lambda: torch.randn(BATCH, 4, 64, generator=torch.Generator().manual_seed(5))),
+    "conv1d_batchnorm": _seeded(Conv1dNet,
+                                lambda: torch.randn(BATCH, 4, 64, generator=torch.Generator().manual_seed(5))),
     "unet_block": _seeded(UNetBlock, _image),
 }
 
