@@ -11,6 +11,11 @@ always run the Taichi kernel; `BURNBOOK_TAICHI_MATMUL=kernel` forces it on
 the CPU too.
 """
 
+import contextlib
+import ctypes
+import functools
+import glob
+import os
 
 import numpy as np
 import taichi as ti
@@ -54,6 +59,43 @@ def _matmul(out: ti.types.ndarray(), a: ti.types.ndarray(), b: ti.types.ndarray(
 matmul_k = Launcher(_matmul)
 
 
+SMALL_GEMM = 1 << 26  # m*n*k below which a matrix product runs on one BLAS thread (see `run`)
+
+
+@functools.cache
+def _openblas() -> tuple | None:
+    """(get, set) of the thread count of NumPy's bundled OpenBLAS, or None
+    (another BLAS, or not found: then nothing is changed)."""
+    libs = glob.glob(os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs", "*openblas*"))
+    for path in libs:
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for get, put in (("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_"),
+                         ("openblas_get_num_threads64_", "openblas_set_num_threads64_"),
+                         ("openblas_get_num_threads", "openblas_set_num_threads")):
+            if hasattr(lib, get) and hasattr(lib, put):
+                setter = getattr(lib, put)
+                setter.argtypes = [ctypes.c_int]
+                return getattr(lib, get), setter
+    return None
+
+
+@contextlib.contextmanager
+def _one_blas_thread(active: bool):
+    """NumPy's OpenBLAS on one thread for the block, when `active`."""
+    found = _openblas() if active else None
+    before = int(found[0]()) if found else 1
+    if before > 1:
+        found[1](1)
+    try:
+        yield
+    finally:
+        if before > 1:
+            found[1](before)
+
+
 def _np_view(view: tuple, shape: tuple, np_dtype) -> np.ndarray:
     buf, strides, offset = view
     base = host_array(buf, np_dtype)
@@ -69,10 +111,17 @@ def run(out, lhs: tuple, rhs: tuple, lshape: tuple, rshape: tuple, oshape: tuple
     if SETTINGS.matmul == "blas":
         a = _np_view(lhs, lshape, np_dtype)
         b = _np_view(rhs, rshape, np_dtype)
-        if SETTINGS.launch == "public":
-            write_host(out, np.matmul(a, b))
-        else:
-            np.matmul(a, b, out=host_array(out, np_dtype).reshape(oshape))
+        # Matrix products below SMALL_GEMM run on one BLAS thread (NumPy runs
+        # a batched matmul as one BLAS call per matrix). Waking OpenBLAS's
+        # workers costs more than they save there, and after the call they
+        # spin on a core that Taichi's next parallel kernel needs. Measured on
+        # the busy 2-core box, guide CNN step: a conv's 64 GEMMs took 1.3 s on
+        # 2 threads (each hand-off can wait a scheduler tick), 8 ms on one.
+        with _one_blas_thread(oshape[-2] * oshape[-1] * lshape[-1] < SMALL_GEMM):
+            if SETTINGS.launch == "public":
+                write_host(out, np.matmul(a, b))
+            else:
+                np.matmul(a, b, out=host_array(out, np_dtype).reshape(oshape))
         return
     batch = oshape[:-2]
     M, N, K = oshape[-2], oshape[-1], lshape[-1]
