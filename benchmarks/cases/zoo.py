@@ -2,9 +2,12 @@
 
 Every architecture of `tests/importer/zoo.py` is exported once (the legacy
 TorchScript exporter, dynamic batch; cached under burnbook's cache folder,
-`zoo-onnx/<hash of zoo.py>/`), imported with `build_model` on `NdArray`, and its forward pass
-timed at batch 1 and 8 beside an onnxruntime `InferenceSession` of the same
-file, both on one thread (`intra_op_num_threads = 1`; NumPy's BLAS set to
+`zoo-onnx/<hash of zoo.py>/`), imported with `build_model` on `NdArray`, and its
+forward pass timed beside an onnxruntime `InferenceSession` of the same
+file. The torchvision ImageNet CNNs run at the size they are used at,
+3x224x224, batch 1 (one image: the user-facing latency; the zoo's 32x32 test
+images would time Python's per-operator overhead, not the model); the other
+architectures at their zoo sizes, batch 1 and 8. Both run on one thread (`intra_op_num_threads = 1`; NumPy's BLAS set to
 one thread around NdArray's runs). The check compares burnbook's
 output with onnxruntime's. An architecture that fails to export or import
 is reported as an error on its row, never dropped.
@@ -28,10 +31,12 @@ from ..harness import Case, Profile
 FAMILY = "zoo"
 TITLE = "Imported models: ONNX zoo forward pass, burnbook NdArray vs onnxruntime"
 INTRO = (
-    "Each architecture of the importer's zoo (`tests/importer/zoo.py`: torchvision CNNs on "
-    "small images, a tiny ViT, a TransformerEncoder, LSTM/GRU, an MLP, a conv1d net, a U-Net block), "
+    "Each architecture of the importer's zoo (`tests/importer/zoo.py`: torchvision CNNs, "
+    "a tiny ViT, a TransformerEncoder, LSTM/GRU, an MLP, a conv1d net, a U-Net block), "
     "exported to ONNX with a dynamic batch, imported with `build_model` on NdArray, and its "
     "forward pass timed beside onnxruntime's session of the same file, both on one thread "
+    "(the torchvision CNNs on one 3x224x224 image, `batch1-224`, the size they are used at; the others "
+    "at the zoo's test sizes, 32x32 images or 7-step sequences, batch 1 and 8) "
     "(`ndarray_1t`: NumPy's BLAS on 1 thread; `onnxruntime_1t`: `intra_op_num_threads = 1`). "
     "Time per forward pass; the ratio is burnbook's time / onnxruntime's (lower is better)."
 )
@@ -42,6 +47,10 @@ INTRO = (
 FRAMEWORKS = ("onnxruntime_1t", "ndarray_1t")
 FW, REF = "ndarray_1t", "onnxruntime_1t"
 BATCHES = (1, 8)
+IMAGE_SIZE = 224          # the torchvision CNNs' real input size (ImageNet)
+IMAGE_BATCHES = (1,)
+VISION = frozenset({"resnet18", "mobilenet_v2", "mobilenet_v3_small", "squeezenet1_1",
+                    "shufflenet_v2_x0_5", "efficientnet_b0"})
 QUICK_ARCHITECTURES = ("mobilenet_v2", "shufflenet_v2_x0_5", "resnet18", "lstm")
 _ROOT = Path(__file__).resolve().parents[2]
 _cache: dict = {}   # architecture -> (onnx path, input name) | Exception
@@ -81,11 +90,35 @@ def _folder() -> Path:
     return folder
 
 
+def _export_image(name: str, folder: Path) -> Path:
+    """`name` (a torchvision CNN of the zoo) exported with a 3x224x224 input
+    and a dynamic batch, as the zoo's legacy exporter does at its test size."""
+    import warnings
+
+    import torch
+
+    path = folder / f"{name}-legacy-dynamic-{IMAGE_SIZE}.onnx"
+    if path.exists():
+        return path
+    model, x = _zoo().build(name)
+    x = torch.randn(x.shape[0], 3, IMAGE_SIZE, IMAGE_SIZE, generator=torch.Generator().manual_seed(2))
+    tmp = path.with_suffix(".onnx.part")
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, (x,), str(tmp), dynamo=False, opset_version=17, input_names=["input"],
+                          output_names=["output"], dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}})
+    tmp.replace(path)
+    return path
+
+
 def _exported(name: str) -> Path:
     """The architecture's ONNX file (exported once, then cached); a failure is kept."""
     if name not in _cache:
         try:
-            _cache[name] = _zoo().export(name, "legacy", True, _folder())
+            if name in VISION:
+                _cache[name] = _export_image(name, _folder())
+            else:
+                _cache[name] = _zoo().export(name, "legacy", True, _folder())
         except Exception as exc:  # noqa: BLE001 - kept and re-raised in every setup of this row
             _cache[name] = exc
     got = _cache[name]
@@ -96,8 +129,17 @@ def _exported(name: str) -> Path:
 
 def _inputs(name: str, batch: int):
     def make(rng: np.random.Generator) -> dict:
+        if name in VISION:
+            return {"x": rng.standard_normal((batch, 3, IMAGE_SIZE, IMAGE_SIZE)).astype(np.float32)}
         return {"x": _zoo().example_input(name, batch).numpy()}
     return make
+
+
+def _sizes(name: str) -> list:
+    """(case size label, batch) rows of `name`."""
+    if name in VISION:
+        return [(f"batch{b}-{IMAGE_SIZE}", b) for b in IMAGE_BATCHES]
+    return [(f"batch{b}", b) for b in BATCHES]
 
 
 def _session(path: Path, threads: int):
@@ -133,16 +175,17 @@ def cases(profile: Profile) -> list:
     if profile.name == "smoke":
         return []
     return [
-        Case(FAMILY, name, f"batch{batch}", _inputs(name, batch), {"*": "forward()"}, ratio="time",
+        Case(FAMILY, name, size, _inputs(name, batch), {"*": "forward()"}, ratio="time",
              tol=1e-3, frameworks=FRAMEWORKS,
              setup={"numpy": _setup_ort(name), "onnxruntime": _setup_ort(name), "burnbook": _setup_burnbook(name)})
-        for name in architectures(profile) for batch in BATCHES
+        for name in architectures(profile) for size, batch in _sizes(name)
     ]
 
 
 def anchor_case_id(profile: Profile) -> str:
     """A zoo case id every non-smoke profile runs (where the bars are listed)."""
-    return f"{FAMILY}/{architectures(profile)[0]}/batch{BATCHES[0]}"
+    name = architectures(profile)[0]
+    return f"{FAMILY}/{name}/{_sizes(name)[0][0]}"
 
 
 def _ratios(results: list) -> tuple[dict, list]:

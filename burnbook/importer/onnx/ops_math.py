@@ -148,10 +148,14 @@ def _clip(low: Lowering, node: Any, a: dict) -> None:
     expr = x
     if (lo is not None or not lo_name) and (hi is not None or not hi_name):
         cast = (lambda v: literal(int(v))) if kind == "Int" else (lambda v: literal(np.float32(v)))
-        if lo is not None:
-            expr += f".clamp_min({cast(lo.reshape(-1)[0])})"
-        if hi is not None:
-            expr += f".clamp_max({cast(hi.reshape(-1)[0])})"
+        if lo is not None and hi is not None and lo.reshape(-1)[0] <= hi.reshape(-1)[0]:
+            # one pass (ReLU6); min > max keeps the two steps, whose result is max as ONNX says
+            expr += f".clamp({cast(lo.reshape(-1)[0])}, {cast(hi.reshape(-1)[0])})"
+        else:
+            if lo is not None:
+                expr += f".clamp_min({cast(lo.reshape(-1)[0])})"
+            if hi is not None:
+                expr += f".clamp_max({cast(hi.reshape(-1)[0])})"
     else:
         lo_e = low.var(lo_name) if lo_name else "None"
         hi_e = low.var(hi_name) if hi_name else "None"

@@ -72,6 +72,8 @@ def reshape(x: Any, target: Sequence[int], allowzero: bool = False) -> Any:
     if -1 in out:
         known = math.prod(s for s in out if s != -1)
         out[out.index(-1)] = x.num_elements() // known if known else 0
+    if out == dims:
+        return x
     return x.reshape(out) if out else x.reshape([1])
 
 
@@ -85,6 +87,16 @@ def flatten(x: Any, axis: int) -> Any:
 def gather(x: Any, axis: int, indices: Any, indices_rank: int) -> Any:
     """ONNX `Gather`: rows of `x` along `axis` at `indices` (negative counts
     from the end); the result's rank is rank(x) + rank(indices) - 1."""
+    if type(indices) is int and indices_rank == 0:
+        # one in-range constant index (a dim picked from a `Shape`): a slice,
+        # not a gather, so the exporters' per-forward shape arithmetic stays cheap
+        dims = x.dims()
+        axis = axis + len(dims) if axis < 0 else axis
+        i = indices + dims[axis] if indices < 0 else indices
+        if 0 <= i < dims[axis]:
+            out = dims[:axis] + dims[axis + 1:]
+            picked = x.narrow(axis, i, 1)
+            return picked if len(dims) == 1 else picked.reshape(out)
     if isinstance(indices, (list, tuple, int)):
         idx = np.asarray(indices, dtype=np.int64).reshape(-1)
         shape_i = list(np.shape(indices))
@@ -134,7 +146,7 @@ def unsqueeze(x: Any, axes: Sequence[int], rank: int) -> Any:
     out = list(dims)
     for a in axes:
         out.insert(a, 1)
-    return x.reshape(out)
+    return x if out == x.dims() else x.reshape(out)   # ONNX rank 0 -> [1]: already [1]
 
 
 def pad(x: Any, pads: Sequence[int], value: float = 0.0) -> Any:
