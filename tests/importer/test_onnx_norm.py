@@ -8,6 +8,8 @@ the refusals."""
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -250,3 +252,19 @@ def test_global_lp_pool_matches_onnxruntime(p):
     model = _model([helper.make_node("GlobalLpPool", ["x"], ["y"], p=p)], [vi("x", TensorProto.FLOAT, [2, 3, 4, 5])],
                    [vi("y", TensorProto.FLOAT, [2, 3, 1, 1])], 17)
     np.testing.assert_allclose(_run(model, x), _ort(model, {"x": x})[0], atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("equation", ["i.j->ij", "ij;jk", "i..j->ij"])
+def test_a_malformed_einsum_is_refused_before_onnx_shape_inference(equation, tmp_path):
+    """onnx's shape inference never returns on `"i.j->ij"`: the importer must
+    refuse such a file, naming the node, instead of hanging (checked in a
+    child process, so a hang fails the test rather than the run)."""
+    model = _model([helper.make_node("Einsum", ["x", "x"], ["y"], name="bad", equation=equation)],
+                   [_dynamic("x", [2, 3])], [_dynamic("y", None)], 17)
+    path = tmp_path / "einsum.onnx"
+    onnx.save(model, str(path))
+    script = ("import sys\nfrom burnbook.importer.onnx import OnnxImportError, build_model\n"
+              "try:\n    build_model(sys.argv[1])\nexcept OnnxImportError as err:\n    print(err)\n")
+    proc = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "node 'bad'" in proc.stdout and "Einsum equation" in proc.stdout, proc.stdout

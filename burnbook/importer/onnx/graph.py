@@ -9,6 +9,7 @@ is imported here, lazily, and only when a model is imported.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,10 +102,39 @@ def default_opset(model: Any) -> int:
     raise OnnxImportError("the model imports no version of the default ONNX opset ('' / 'ai.onnx')")
 
 
+# terms of letters with at most one ellipsis each, comma-joined, then an optional output term
+_EINSUM = re.compile(r"[A-Za-z]*(\.\.\.[A-Za-z]*)?(,[A-Za-z]*(\.\.\.[A-Za-z]*)?)*(->[A-Za-z]*(\.\.\.[A-Za-z]*)?)?")
+
+
+def _all_nodes(graph: Any) -> Any:
+    """Every node of a GraphProto, those of subgraphs (If, Loop, Scan) included."""
+    for node in graph.node:
+        yield node
+        for a in node.attribute:
+            for sub in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                yield from _all_nodes(sub)
+
+
+def check_einsum_equations(model: Any) -> None:
+    """Refuse a malformed Einsum equation before onnx sees the model: onnx's
+    shape inference never returns on some (`"i.j->ij"`), so a crafted file
+    would hang the importer instead of being refused."""
+    for node in _all_nodes(model.graph):
+        if node.op_type != "Einsum" or node.domain not in ("", "ai.onnx"):
+            continue
+        eq = next((a.s for a in node.attribute if a.name == "equation"), b"")
+        text = eq.decode("utf-8", errors="replace").replace(" ", "")
+        if not _EINSUM.fullmatch(text):
+            name = node.name or (node.output[0] if node.output else "<no output>")
+            raise OnnxImportError(f"node {ascii(name)}: Einsum equation {ascii(text)} is not of the form "
+                                  "'ab,bc->ac' (letters, ',', at most one '...' per term, '->')")
+
+
 def upgrade(model: Any) -> Any:
     """The model at opset >= MIN_OPSET: converted with onnx's version
     converter when older, or an error naming the minimum when that fails."""
     require_onnx()
+    check_einsum_equations(model)
     opset = default_opset(model)
     if opset >= MIN_OPSET:
         return model
@@ -147,6 +177,7 @@ def parse(model: Any) -> Graph:
     """The `Graph` of a model (after `upgrade`): shapes inferred where onnx
     can, initializers and Constant nodes recorded as constants."""
     onnx = require_onnx()
+    check_einsum_equations(model)
     try:
         inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
     except Exception:  # inference is best effort; missing ranks are reported later
