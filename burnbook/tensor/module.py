@@ -32,10 +32,15 @@ __all__ = [
 _LAYOUT = {3: "[batch, channels, length]", 4: "[batch, channels, height, width]"}
 
 
-def _check(op: str, t: Any, rank: int, name: str = "x", kind: type = Float) -> None:
-    from .core import TensorBase
+_BASE: list = []   # [TensorBase], imported on first use (core imports this module's package)
 
-    if not isinstance(t, TensorBase):
+
+def _check(op: str, t: Any, rank: int, name: str = "x", kind: type = Float) -> None:
+    # a function-level import costs ~3 us per call: conv's checks run three per call
+    if not _BASE:
+        from .core import TensorBase
+        _BASE.append(TensorBase)
+    if not isinstance(t, _BASE[0]):
         raise TypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}")
     if t.kind is not kind:
         raise TypeError(f"{op}: {name} must be a {kind.name} tensor, got {t.kind.name}")
