@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import ctypes
 import datetime
-import glob
 import os
 import platform
 import sys
 import time
 
 import numpy as np
+
+from burnbook._blas import openblas_threads
 
 
 def _cpu_model() -> str:
@@ -71,33 +71,16 @@ def _os() -> str:
     return f"{name} (kernel {platform.release()})"
 
 
-def _openblas():
-    """NumPy's OpenBLAS library (already loaded) and its symbol suffix, or None."""
-    libs = glob.glob(os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs", "*openblas*"))
-    for path in libs:
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for get, put in (("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_"),
-                         ("openblas_get_num_threads64_", "openblas_set_num_threads64_"),
-                         ("openblas_get_num_threads", "openblas_set_num_threads")):
-            if hasattr(lib, get):
-                return getattr(lib, get), getattr(lib, put, None)
-    return None
-
-
 def blas_threads() -> int | None:
-    found = _openblas()
+    found = openblas_threads()
     return int(found[0]()) if found else None
 
 
 def set_blas_threads(n: int) -> bool:
     """Set NumPy's OpenBLAS thread count; False when that is not possible."""
-    found = _openblas()
-    if not found or found[1] is None:
+    found = openblas_threads()
+    if not found:
         return False
-    found[1].argtypes = [ctypes.c_int]
     found[1](int(n))
     return True
 

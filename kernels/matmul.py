@@ -12,14 +12,11 @@ the CPU too.
 """
 
 import contextlib
-import ctypes
-import functools
-import glob
-import os
 
 import numpy as np
 import taichi as ti
 
+from burnbook._blas import openblas_threads
 from burnbook.backend.taichi.compat import Launcher, host_array, write_host
 from burnbook.backend.taichi.settings import SETTINGS, serial
 from .layout import E0, contiguous_strides, rows_meta, row_offsets
@@ -62,30 +59,10 @@ matmul_k = Launcher(_matmul)
 SMALL_GEMM = 1 << 26  # m*n*k below which a matrix product runs on one BLAS thread (see `run`)
 
 
-@functools.cache
-def _openblas() -> tuple | None:
-    """(get, set) of the thread count of NumPy's bundled OpenBLAS, or None
-    (another BLAS, or not found: then nothing is changed)."""
-    libs = glob.glob(os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs", "*openblas*"))
-    for path in libs:
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for get, put in (("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_"),
-                         ("openblas_get_num_threads64_", "openblas_set_num_threads64_"),
-                         ("openblas_get_num_threads", "openblas_set_num_threads")):
-            if hasattr(lib, get) and hasattr(lib, put):
-                setter = getattr(lib, put)
-                setter.argtypes = [ctypes.c_int]
-                return getattr(lib, get), setter
-    return None
-
-
 @contextlib.contextmanager
 def _one_blas_thread(active: bool):
     """NumPy's OpenBLAS on one thread for the block, when `active`."""
-    found = _openblas() if active else None
+    found = openblas_threads() if active else None
     before = int(found[0]()) if found else 1
     if before > 1:
         found[1](1)

@@ -68,6 +68,16 @@ def axes_of(low: Lowering, node: Any, a: dict) -> list[int] | str | None:
     return [int(v) for v in const.reshape(-1)] if const is not None else low.ints(name)
 
 
+def settle_reduced_rank(low: Lowering, node: Any, keep: bool) -> None:
+    """Give a reduction's output its rank where shape inference left it open
+    (axes read at run time): the number of axes fixes it."""
+    out = low.graph.values.get(node.output[0])
+    if out is not None and out.rank is None:
+        rank = low.rank(node.input[0])
+        n_axes = (low.shape(inp(node, 1)) or [rank])[0] if inp(node, 1) else rank
+        out.rank = rank if keep else rank - (n_axes or rank)
+
+
 # -- the walk ---------------------------------------------------------------------------
 def check_graph(graph: Graph, refused: list | None = None) -> list[str]:
     """Every reason the graph cannot be translated (empty when it can); the

@@ -9,7 +9,7 @@ import numpy as np
 
 from .codegen import Lowering, literal, quote
 from .graph import Graph, elem_info
-from .ops import axes_of, axes_source, inp, literal_list, op
+from .ops import axes_of, axes_source, inp, literal_list, op, settle_reduced_rank
 
 
 # -- element-wise -----------------------------------------------------------------
@@ -291,11 +291,7 @@ def _reduce(low: Lowering, node: Any, a: dict) -> None:
     noop = bool(a.get("noop_with_empty_axes", 0))
     axes = axes_source(axes_of(low, node, a))
     rank = low.rank(x)
-    out = low.graph.values.get(node.output[0])
-    if out is not None and out.rank is None:
-        # run-time axes: shape inference leaves the rank open, the axes' length fixes it
-        n_axes = (low.shape(inp(node, 1)) or [rank])[0] if inp(node, 1) else rank
-        out.rank = rank if keep else rank - (n_axes or rank)
+    settle_reduced_rank(low, node, keep)
     if axes == "None" or axes == "[]":
         if noop:
             low.alias(node, low.var(x))
