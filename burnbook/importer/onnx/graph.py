@@ -173,19 +173,10 @@ def _array(tensor: Any) -> np.ndarray:
         raise OnnxImportError(f"tensor {tensor.name!r} cannot be read: {type(err).__name__}: {err}") from err
 
 
-def parse(model: Any) -> Graph:
-    """The `Graph` of a model (after `upgrade`): shapes inferred where onnx
-    can, initializers and Constant nodes recorded as constants."""
-    onnx = require_onnx()
-    check_einsum_equations(model)
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
-    except Exception:  # inference is best effort; missing ranks are reported later
-        inferred = model
-    g = inferred.graph
-    values: dict[str, Value] = {}
-    for vi in list(g.value_info) + list(g.input) + list(g.output):
-        values[vi.name] = _value_from_type(vi.name, vi.type)
+def record_constants(g: Any, values: dict[str, Value]) -> list[str]:
+    """Enter the initializers and Constant nodes of GraphProto `g` into
+    `values` as constants (kinds from declared types where known); the
+    initializers' names, in order."""
     inits = []
     for t in g.initializer:
         arr = _array(t)
@@ -200,6 +191,23 @@ def parse(model: Any) -> Graph:
                 v = values.get(node.output[0])
                 kind, dtype = (v.kind, v.dtype) if v and v.kind else _kind_of_array(arr)
                 values[node.output[0]] = Value(node.output[0], kind, dtype, arr.ndim, list(arr.shape), arr)
+    return inits
+
+
+def parse(model: Any) -> Graph:
+    """The `Graph` of a model (after `upgrade`): shapes inferred where onnx
+    can, initializers and Constant nodes recorded as constants."""
+    onnx = require_onnx()
+    check_einsum_equations(model)
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
+    except Exception:  # inference is best effort; missing ranks are reported later
+        inferred = model
+    g = inferred.graph
+    values: dict[str, Value] = {}
+    for vi in list(g.value_info) + list(g.input) + list(g.output):
+        values[vi.name] = _value_from_type(vi.name, vi.type)
+    inits = record_constants(g, values)
     init_set = set(inits)
     inputs = [vi.name for vi in g.input if vi.name not in init_set]
     return Graph(

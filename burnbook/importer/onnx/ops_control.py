@@ -30,7 +30,7 @@ def _register_subgraph(graph: Graph, body: Any, feeds: list | None = None) -> No
     (types from shape inference, initializers and Constant nodes as constants).
     `feeds` gives the body's inputs a type where the file leaves them untyped:
     (element type name, dims) or None, one per body input."""
-    from .graph import Value, _array, _constant_value, _kind_of_array, _value_from_type, elem_info
+    from .graph import _value_from_type, record_constants
 
     values = graph.values
     for vi in list(body.value_info) + list(body.input) + list(body.output) + _inferred(graph, body, feeds):
@@ -39,18 +39,7 @@ def _register_subgraph(graph: Graph, body: Any, feeds: list | None = None) -> No
         # an untyped entry (a subgraph may list outer values too) never hides a type found before
         if known is None or v.kind is not None or v.dtype is not None and known.dtype is None:
             values[vi.name] = v
-    for t in body.initializer:
-        arr = _array(t)
-        info = elem_info(t.data_type)
-        kind, dtype = info if info else (None, f"element type {t.data_type}")
-        values[t.name] = Value(t.name, kind, dtype, arr.ndim, list(arr.shape), arr)
-    for node in body.node:
-        if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
-            arr = _constant_value(node)
-            if arr is not None:
-                v = values.get(node.output[0])
-                kind, dtype = (v.kind, v.dtype) if v and v.kind else _kind_of_array(arr)
-                values[node.output[0]] = Value(node.output[0], kind, dtype, arr.ndim, list(arr.shape), arr)
+    record_constants(body, values)
 
 
 def _inferred(graph: Graph, body: Any, feeds: list | None) -> list:
