@@ -77,18 +77,34 @@ def test_outside_linux_the_default_wheel_is_the_cpu_build(tool, monkeypatch, pla
     assert tool.installed == [("torch==2.13.0",)]
 
 
-def test_an_installed_2_13_0_is_left_alone(tool, monkeypatch):
+def installed_versions(tool, monkeypatch, **versions: str) -> None:
+    """`metadata.version` answering for the named distributions only."""
+    def version(name):
+        if name not in versions:
+            raise metadata.PackageNotFoundError(name)
+        return versions[name]
+    monkeypatch.setattr(tool.metadata, "version", version)
+
+
+def test_an_installed_2_13_0_and_its_torchvision_are_left_alone(tool, monkeypatch):
     offer(tool, monkeypatch, configured=["2.13.0+cpu"], cpu_index=["2.13.0+cpu"])
-    monkeypatch.setattr(tool.metadata, "version", lambda name: "2.13.0+cpu")
+    installed_versions(tool, monkeypatch, torch="2.13.0+cpu", torchvision="0.28.0")
     assert tool.main() == 0
     assert tool.installed == [] and tool.asked == []
 
 
-def test_another_installed_version_is_replaced(tool, monkeypatch):
+def test_another_installed_version_is_replaced_and_torchvision_follows_without_deps(tool, monkeypatch):
     offer(tool, monkeypatch, configured=["2.13.0+cpu"], cpu_index=[])
-    monkeypatch.setattr(tool.metadata, "version", lambda name: "2.12.0")
+    installed_versions(tool, monkeypatch, torch="2.12.0", torchvision="0.27.0")
     assert tool.main() == 0
-    assert tool.installed == [("torch==2.13.0+cpu",)]
+    # --no-deps: torchvision's own requirement could otherwise pull the CUDA torch
+    assert tool.installed == [("torch==2.13.0+cpu",), ("torchvision==0.28.0", "--no-deps")]
+
+
+def test_no_torchvision_without_torch(tool, monkeypatch):
+    offer(tool, monkeypatch, configured=["2.13.0"], cpu_index=[])  # no CPU build: torch is skipped
+    assert tool.main() == 0
+    assert tool.installed == []
 
 
 def test_offered_versions_reads_what_pip_lists_for_this_python(tool, monkeypatch, tmp_path):
