@@ -106,3 +106,47 @@ def test_tensors_cross_between_the_two_launch_paths() -> None:
         b = T.float_add_scalar(a, 1.0)  # a pooled buffer read by a public launch
     c = T.float_mul(a, b)  # a plain ti.ndarray read by a fast launch
     np.testing.assert_array_equal(T.float_into_data(c), np.arange(6) * (np.arange(6) + 1))
+
+
+def test_a_stale_offline_cache_lock_is_removed_and_a_live_one_kept(tmp_path, monkeypatch) -> None:
+    """A lock file left by a killed process would make every later process
+    warn on stderr (inside notebook cells too) until `ti cache clean`."""
+    import os
+    import time
+
+    monkeypatch.setattr(compat, "offline_cache_folder", lambda: str(tmp_path))
+    lock = tmp_path / "ticache.lock"
+    lock.touch()
+    runtime._drop_stale_cache_lock()
+    assert lock.exists(), "a lock taken just now belongs to a live process"
+    old = time.time() - runtime.STALE_LOCK_S - 5
+    os.utime(lock, (old, old))
+    runtime._drop_stale_cache_lock()
+    assert not lock.exists()
+    runtime._drop_stale_cache_lock()  # nothing to remove: no error
+
+
+def test_a_fresh_process_clears_a_stale_lock_before_its_first_kernel(tmp_path) -> None:
+    import os
+    import subprocess
+    import sys
+    import time
+
+    env = dict(os.environ, HOME=str(tmp_path), XDG_CACHE_HOME=str(tmp_path / ".cache"))
+    env.pop("TI_LOG_LEVEL", None)
+    code = ("import taichi as ti\nfrom taichi.lang import impl\nti.init(arch=ti.cpu, log_level=ti.ERROR)\n"
+            "print(impl.current_cfg().offline_cache_file_path)\n")
+    folder = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                            check=True).stdout.strip().splitlines()[-1]
+    assert folder.startswith(str(tmp_path)), folder
+    os.makedirs(folder, exist_ok=True)
+    lock = os.path.join(folder, "ticache.lock")
+    open(lock, "w").close()
+    old = time.time() - 3600
+    os.utime(lock, (old, old))
+    script = ("from burnbook import Tensor\nfrom burnbook.backend import Taichi\n"
+              "x = Tensor[Taichi, 1].from_floats([1.0, 2.0])\nprint((x * x).to_numpy())\n")
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "Lock" not in proc.stderr, proc.stderr[-2000:]
+    assert not os.path.exists(lock)

@@ -71,6 +71,11 @@ def config() -> dict:
             "offline_cache": cfg.offline_cache}
 
 
+def offline_cache_folder() -> str:
+    """The folder of the running program's offline kernel cache."""
+    return str(impl.current_cfg().offline_cache_file_path)
+
+
 def compiled_with(kind: str) -> bool:
     """Whether this Taichi build includes the `kind` arch (cuda, metal, vulkan)."""
     probe = {"cuda": _ti_core.with_cuda, "metal": _ti_core.with_metal, "vulkan": _ti_core.with_vulkan}[kind]

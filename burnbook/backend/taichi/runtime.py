@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import time
 from typing import Any
 
 import numpy as np
@@ -101,7 +102,28 @@ def _init(ti: Any, device: TaichiDevice, probing: bool) -> bool:
     finally:
         if "TI_LOG_LEVEL" not in os.environ:
             ti.set_logging_level(ti.WARN)
+    _drop_stale_cache_lock()
     return True
+
+
+STALE_LOCK_S = 120.0
+"""Taichi holds its offline cache's lock file for the milliseconds of a load
+or a dump; one older than this was left by a process killed meanwhile."""
+
+
+def _drop_stale_cache_lock() -> None:
+    """Remove a lock file a killed process left in the offline cache. Taichi
+    never removes it itself: every later process would then warn "Lock ...
+    failed" on stderr at its first kernel and at exit (a notebook cell's
+    output included) and stop updating the cache, until `ti cache clean`."""
+    from . import compat
+
+    lock = os.path.join(compat.offline_cache_folder(), "ticache.lock")
+    try:
+        if time.time() - os.path.getmtime(lock) > STALE_LOCK_S:
+            os.remove(lock)
+    except OSError:  # no lock (the usual case), or another process just removed it
+        pass
 
 
 def start_best() -> TaichiRuntime:
