@@ -21,6 +21,7 @@ followed by what a tracked forward adds (the max-pool indices).
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 from ...backend.module_ops import ConvOptions, ConvTransposeOptions
@@ -99,12 +100,14 @@ def _fit(F: Any, p: Any, spatial: tuple) -> Any:
 
 
 def _bias_grad(F: Any, g: Any) -> Any:
-    """The output grad summed over every dim but the channels -> `[O]`."""
+    """The output grad summed over every dim but the channels -> `[O]`.
+
+    The spatial dims are merged and summed first (contiguous rows), so the
+    batch sum that follows runs over `[N, O, 1]` only."""
     shape = _shape(F, g)
-    for d in range(len(shape)):
-        if d != 1:
-            g = F.float_sum_dim(g, d)
-    return F.float_reshape(g, (shape[1],))
+    n, o = shape[0], shape[1]
+    g = F.float_sum_dim(F.float_reshape(g, (n, o, math.prod(shape[2:]))), 2)
+    return F.float_reshape(F.float_sum_dim(g, 0), (o,))
 
 
 def _conv_input_grad(F: Any, g: Any, weight: Any, x_shape: tuple, options: ConvOptions) -> Any:
