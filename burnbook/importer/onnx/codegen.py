@@ -116,6 +116,9 @@ class Lowering:
                 if name:
                     self.consumers.setdefault(name, []).append(node)
         self.fused: set[int] = set()  # ids of nodes another emitter already covered
+        # value -> (Python int-list variable, a tensor on the device to build it on): shape
+        # arithmetic kept on the host, made a tensor only if a tensor consumer reads it
+        self.host: dict[str, tuple[str, str]] = {}
 
     def only_consumer(self, name: str) -> Any | None:
         """The single node reading `name`, when there is exactly one and
@@ -160,6 +163,12 @@ class Lowering:
         `Param` field (recorded with the weights) the first time it is used."""
         if name in self.names:
             return self.names[name]
+        if name in self.host:
+            ints, like = self.host[name]
+            tensor = self.numbered(ints.rstrip("0123456789") + "_t")
+            self.emit(f"{tensor} = onnx_ops.tensor_like({like}, {ints})")
+            self.names[name] = tensor
+            return tensor
         arr = self.const(name)
         if arr is None:
             raise OnnxImportError(f"value {name!r} is used before any node produces it")
@@ -187,7 +196,30 @@ class Lowering:
         arr = self.const(name)
         if arr is not None:
             return literal([int(v) for v in arr.reshape(-1)])
-        return f"onnx_ops.ints({self.var(name)})"
+        return self.host[name][0] if name in self.host else f"onnx_ops.ints({self.var(name)})"
+
+    def host_ints(self, name: str) -> str | None:
+        """An int value's flat contents as a Python list expression when no
+        tensor is needed for it (an integer constant, or shape arithmetic kept
+        on the host by `bind_host`), else None."""
+        if name in self.host:
+            return self.host[name][0]
+        arr = self.const(name)
+        if arr is not None and arr.dtype.kind in "iu":
+            return literal([int(v) for v in arr.reshape(-1)])
+        return None
+
+    def bind_host(self, node: Any, expr: str, like: str, prefix: str) -> None:
+        """Emit `name = expr`, a Python list of ints holding the node's first
+        output (rank 0 or 1) flattened; `like` is a tensor expression whose
+        device a tensor of it is built on if some consumer needs one."""
+        name = self.numbered(prefix)
+        self.emit(f"{name} = {expr}")
+        self.host[node.output[0]] = (name, like)
+
+    def host_alias(self, node: Any, name: str) -> None:
+        """The node's first output has the flat contents of host value `name`."""
+        self.host[node.output[0]] = self.host[name]
 
     # -- naming and output -------------------------------------------------------------
     def new_name(self, base: str) -> str:

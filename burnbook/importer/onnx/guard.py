@@ -40,9 +40,9 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
 """module -> the names the generated code may import from it."""
 
 _TENSOR_METHODS = {
-    "bool", "cat", "clamp", "clamp_max", "clamp_min", "equal", "erf", "exp", "expand", "flatten", "float", "int", "log",
-    "mask_where", "matmul", "mean_dim", "permute", "powf", "powf_scalar", "reshape", "slice", "sqrt", "squeeze",
-    "sum_dim", "tanh", "transpose", "unsqueeze", "unsqueeze_dim", "zeros", "val",
+    "bool", "cat", "clamp", "clamp_max", "clamp_min", "dims", "equal", "erf", "exp", "expand", "flatten", "float",
+    "int", "log", "mask_where", "matmul", "mean_dim", "permute", "powf", "powf_scalar", "reshape", "slice", "sqrt",
+    "squeeze", "sum_dim", "tanh", "transpose", "unsqueeze", "unsqueeze_dim", "zeros", "val",
 }
 _LAYERS = {
     "BatchNorm", "BatchNormConfig", "Conv1d", "Conv1dConfig", "Conv2d", "Conv2dConfig", "ConvTranspose1d",

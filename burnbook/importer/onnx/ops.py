@@ -161,6 +161,28 @@ def _register_all() -> None:
     from . import ops_recurrent  # noqa: F401  (LSTM, GRU, RNN, If, Loop, Scan)
 
 
+def _live_nodes(graph: Graph) -> set[int]:
+    """Ids of the nodes whose outputs something reads: a graph output, a live
+    node, or a subgraph (If/Loop/Scan body). The rest are not emitted: an
+    exporter's `Shape` that folding left unused would otherwise run on every
+    forward."""
+    from .codegen import _with_subgraph_nodes
+
+    needed = set(graph.outputs)
+    for node in graph.nodes:
+        for attr in node.attribute:
+            if attr.HasField("g") or len(attr.graphs):
+                bodies = [attr.g] if attr.HasField("g") else list(attr.graphs)
+                for body in bodies:
+                    needed.update(n for inner in _with_subgraph_nodes(list(body.node)) for n in inner.input)
+    live: set[int] = set()
+    for node in reversed(graph.nodes):
+        if any(o and o in needed for o in node.output):
+            live.add(id(node))
+            needed.update(n for n in node.input if n)
+    return live
+
+
 def lower(graph: Graph, origin: str = "this ONNX model") -> Lowering:
     """Translate every node; raises OnnxImportError listing all problems,
     naming `origin` (the file) and the opset, with any re-export advice."""
@@ -178,8 +200,9 @@ def lower(graph: Graph, origin: str = "this ONNX model") -> Lowering:
 
     for name in graph.inputs:
         low.names[name] = low.new_name(identifier(name, "input"))
+    live = _live_nodes(graph)
     for node in graph.nodes:
-        if id(node) in low.fused:
+        if id(node) in low.fused or id(node) not in live:
             continue
         emit = TABLE[node.op_type][0]
         try:

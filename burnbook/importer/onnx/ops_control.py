@@ -124,6 +124,7 @@ def _lower_branch(low: Lowering, body: Any) -> list[str]:
     local = {t.name for t in body.initializer} | {o for inner in body.node for o in inner.output}
     for name in local:
         low.names.pop(name, None)
+        low.host.pop(name, None)
     for inner in body.node:
         if id(inner) not in low.fused:
             TABLE[inner.op_type][0](low, inner, attrs(inner))
@@ -251,6 +252,7 @@ def _scan(low: Lowering, node: Any, a: dict) -> None:
             low.names[vi.name] = part if rank == 1 else f"{part}.squeeze({axis})"
         for name in local:
             low.names.pop(name, None)
+            low.host.pop(name, None)
         from .graph import attrs
         from .ops import TABLE
 

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .codegen import Lowering, literal
-from .ops import axes_of, axes_source, inp, op
+from .ops import axes_of, axes_source, inp, literal_list, op
 
 
 # -- layout --------------------------------------------------------------------------
@@ -60,6 +60,18 @@ def _transpose(low: Lowering, node: Any, a: dict) -> None:
 
 @op("Concat")
 def _concat(low: Lowering, node: Any, a: dict) -> None:
+    parts = [low.host_ints(n) for n in node.input if n]
+    flat = all(low.const(n) is None or low.const(n).ndim == 1 for n in node.input if n)
+    if any(n in low.host for n in node.input) and all(parts) and flat:
+        merged: list = []  # adjacent constant lists become one literal
+        for n, part in zip([n for n in node.input if n], parts):
+            if n not in low.host and merged and isinstance(merged[-1], list):
+                merged[-1] += literal_list(part)
+            else:
+                merged.append(literal_list(part) if n not in low.host else part)
+        joined = " + ".join(literal(m) if isinstance(m, list) else m for m in merged)
+        low.bind_host(node, joined, low.host[next(n for n in node.input if n in low.host)][1], "concat")
+        return
     parts = ", ".join(low.var(n) for n in node.input if n)
     low.bind(node, f"Tensor.cat([{parts}], {int(a['axis'])})", "concat")
 
@@ -70,6 +82,11 @@ def _gather(low: Lowering, node: Any, a: dict) -> None:
     axis = int(a.get("axis", 0))
     const = low.const(idx)
     qrank = low.rank(idx)
+    if x in low.host and axis in (0, -1) and const is not None and const.ndim <= 1:
+        h = low.host[x][0]
+        low.bind_host(node, "[" + ", ".join(f"{h}[{int(i)}]" for i in const.reshape(-1)) + "]", low.host[x][1],
+                      "gather")
+        return
     if const is not None and const.ndim == 0 and low.rank(x) >= 2:
         i = int(const)
         size = (low.shape(x) or [None] * low.rank(x))[axis]
@@ -90,6 +107,8 @@ def _slice(low: Lowering, node: Any, a: dict) -> None:
     rank = low.brank(x)
     names = [inp(node, i) for i in range(1, 5)]  # starts, ends, axes, steps
     vals = [low.const(n).reshape(-1).tolist() if low.const(n) is not None else None for n in names]
+    if x in low.host and _host_slice(low, node, vals, names):
+        return
     if all(v is not None or not n for v, n in zip(vals, names)):
         starts, ends, axes, steps = vals
         axes = list(range(len(starts))) if axes is None else [int(v) + rank if v < 0 else int(v) for v in axes]
@@ -107,11 +126,29 @@ def _slice(low: Lowering, node: Any, a: dict) -> None:
     low.bind(node, f"onnx_ops.slice_({low.var(x)}, {', '.join(args)})", "slice")
 
 
+def _host_slice(low: Lowering, node: Any, vals: list, names: list) -> bool:
+    """Slice a host int list (a 1-D shape value) with constant arguments and
+    positive steps, where Python's slice clamps as ONNX's does; False when
+    the tensor path must do it."""
+    starts, ends, axes, steps = vals
+    if starts is None or ends is None or (axes is None and names[2]) or (steps is None and names[3]):
+        return False
+    steps = steps or [1]
+    if len(starts) != 1 or (axes or [0])[0] not in (0, -1) or steps[0] <= 0:
+        return False
+    h, like = low.host[node.input[0]]
+    low.bind_host(node, f"{h}[slice({int(starts[0])}, {int(ends[0])}, {int(steps[0])})]", like, "slice")
+    return True
+
+
 @op("Squeeze")
 def _squeeze(low: Lowering, node: Any, a: dict) -> None:
     x = node.input[0]
     axes = axes_of(low, node, a)
     rank = low.rank(x)
+    if x in low.host:  # a 1-D shape value of one element to a scalar: the same flat list
+        low.host_alias(node, x)
+        return
     if isinstance(axes, list) and rank - len(axes) >= 1:
         expr = low.var(x)
         for ax in sorted((v + rank if v < 0 else v for v in axes), reverse=True):
@@ -126,6 +163,9 @@ def _unsqueeze(low: Lowering, node: Any, a: dict) -> None:
     x = node.input[0]
     axes = axes_of(low, node, a)
     rank = low.rank(x)
+    if x in low.host and isinstance(axes, list) and rank + len(axes) <= 1:  # scalar to [1]: same flat list
+        low.host_alias(node, x)
+        return
     if isinstance(axes, list) and rank >= 1:
         out_rank = rank + len(axes)
         expr = low.var(x)
@@ -141,6 +181,10 @@ def _shape(low: Lowering, node: Any, a: dict) -> None:
     x = node.input[0]
     start, end = int(a.get("start", 0)), a.get("end")
     end = None if end is None else int(end)
+    if low.rank(x) >= 1:  # kept on the host: the dims are read at run time, no tensor is built
+        part = "" if start == 0 and end is None else f"[slice({start}, {end})]"
+        low.bind_host(node, f"{low.var(x)}.dims(){part}", low.var(x), "shape")
+        return
     args = f"{low.var(x)}, {start}" + (f", {end}" if end is not None else "") + \
         (f", rank={low.rank(x)}" if low.rank(x) == 0 else "")
     low.bind(node, f"onnx_ops.shape({args})", "shape")

@@ -186,6 +186,9 @@ def _cast(low: Lowering, node: Any, a: dict) -> None:
     if out is not None and out.rank is None:  # shape inference stopped at a run-time shape: a cast keeps the rank
         out.rank = src.rank
     kind, dtype = elem_info(a["to"])
+    if node.input[0] in low.host and kind == "Int":  # shape values fit every int type
+        low.host_alias(node, node.input[0])
+        return
     x = low.var(node.input[0])
     expr = x if src.kind == kind else f"{x}.{_CAST_KIND[kind]}()"
     saturate = bool(a.get("saturate", 1))
