@@ -107,3 +107,26 @@ def test_a_shape_value_a_tensor_op_reads_is_built_as_a_tensor():
     model.ir_version = 8
     source = _check(model, [(2, 3), (6, 3)])
     assert "onnx_ops.tensor_like(" in source
+
+
+def test_constant_of_shape_and_expand_take_the_host_dims():
+    # zeros of [2, b, 4] (an LSTM export's initial state) and x broadcast to [b, 3] via Expand
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["b", 1])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Gather", ["s", "zero"], ["b0"], axis=0),
+        helper.make_node("Concat", ["two", "b0", "four"], ["zshape"], axis=0),
+        helper.make_node("ConstantOfShape", ["zshape"], ["z"]),
+        helper.make_node("Concat", ["b0", "three"], ["eshape"], axis=0),
+        helper.make_node("Expand", ["x", "eshape"], ["e"]),
+        helper.make_node("ReduceSum", ["z", "zero"], ["zs"], keepdims=0),
+        helper.make_node("Concat", ["zs", "e"], ["y"], axis=1),
+    ]
+    graph = helper.make_graph(nodes, "g", [x], [y], initializer=[
+        _ints("zero", [0]), _ints("two", [2]), _ints("three", [3]), _ints("four", [4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    source = _check(model, [(1, 1), (5, 1)])
+    forward = source[source.index("def forward"):]
+    assert "tensor_like(" not in forward and "onnx_ops.shape(" not in forward

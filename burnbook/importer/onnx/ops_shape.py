@@ -111,8 +111,8 @@ def _expand(low: Lowering, node: Any, a: dict) -> None:
     _settle(low, node, _kind(low, x),
             None if rank is None or length is None else max(rank, length))
     if target is None or rank is None:
-        low.bind(node, f"onnx_ops.expand({low.var(x)}, {low.var(shape) if target is None else low.ints(shape)})",
-                 "expand")
+        dims = low.ints(shape) if target is not None or shape in low.host else low.var(shape)
+        low.bind(node, f"onnx_ops.expand({low.var(x)}, {dims})", "expand")
         return
     target = [int(v) for v in target.reshape(-1)]
     xs = low.shape(x)
@@ -238,6 +238,8 @@ def _constant_of_shape(low: Lowering, node: Any, a: dict) -> None:
             _fold(low, node, np.full(dims, fill), kind)
             return
         target, like = literal(dims), f", like={_anchor(low)}"
+    elif shape in low.host:  # a shape read from x.dims(): no Int tensor in between
+        target, like = low.host[shape][0], f", like={low.host[shape][1]}"
     else:
         target, like = low.var(shape), ""
     low.bind(node, f"onnx_ops.constant_of_shape({target}, {literal(fill)}, {quote(kind)}{like})",
