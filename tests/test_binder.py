@@ -9,8 +9,8 @@ with checksums and stops on a bad file.
 The `notebooks` test does what repo2docker does, from binder/ alone: copy
 the repository's files to a fresh folder, make a fresh virtual environment,
 `pip install -r binder/requirements.txt`, run `binder/postBuild`, then
-validate every en chapter there with nbval (pytest, nbval and pytest-xdist
-are installed beside, nothing else; torch must be absent). So a chapter that imports
+validate every en chapter there with nbval (pytest and nbval are installed
+beside, nothing else; torch must be absent). So a chapter that imports
 anything outside the [notebook] extra fails here, unless it is named in
 BEYOND_NOTEBOOK_EXTRA with what it needs. `make test-notebooks` runs
 it (and `make test-python` leaves it out). It needs PyPI; MNIST comes from
@@ -263,11 +263,10 @@ def test_binder_build_from_scratch_runs_every_en_chapter(tmp_path) -> None:
     kernel = json.loads(specs.stdout)["kernelspecs"]["python3"]["resource_dir"]
     assert Path(kernel).is_relative_to(venv), f"the python3 kernel comes from {kernel}, not the new venv"
 
-    # The test runner only (xdist runs two chapters at a time, one per core);
-    # a chapter needing torch (a test-only oracle) must fail here.
-    times["pip install pytest nbval pytest-xdist"] = run(
-        [python, "-m", "pip", "install", "-q", "--no-compile", "pytest", "nbval", "pytest-xdist"],
-        repo, env, "pip install pytest nbval pytest-xdist", 300)
+    # The test runner only; a chapter needing torch (a test-only oracle) must fail here.
+    times["pip install pytest nbval"] = run(
+        [python, "-m", "pip", "install", "-q", "--no-compile", "pytest", "nbval"],
+        repo, env, "pip install pytest nbval", 300)
     torch = subprocess.run([python, "-c", "import torch"], cwd=tmp_path, env=env, capture_output=True)
     assert torch.returncode != 0, "torch is importable in the Binder environment: no chapter may need it"
 
@@ -281,8 +280,7 @@ def test_binder_build_from_scratch_runs_every_en_chapter(tmp_path) -> None:
     chapters = [c for c in chapters if c.name not in BEYOND_NOTEBOOK_EXTRA]
     start = time.monotonic()
     proc = subprocess.run(
-        [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadfile",
-         "--nbval", "--nbval-current-env",
+        [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval", "--nbval-current-env",
          "--nbval-sanitize-with", "notebooks/sanitize.cfg", "--durations=0",
          *(str(c.relative_to(repo)) for c in chapters)],
         cwd=repo, env=env, capture_output=True, text=True, timeout=1800)

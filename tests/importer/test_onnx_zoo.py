@@ -113,10 +113,10 @@ def run_case(name: str, exporter: str, dynamic: bool, folder) -> tuple[str, floa
     return "ok", time.perf_counter() - start
 
 
-def zoo_table(exporter: str, folder) -> None:
-    """Run every architecture's static and dynamic export by `exporter`,
-    print the table, and assert the bar."""
-    cases = [c for c in CASES if c[1] == exporter]
+def zoo_table(exporter: str, folder, dynamic: bool | None = None) -> None:
+    """Run every architecture's export by `exporter` (static and dynamic, or
+    only the one `dynamic` names), print the table, and assert the bar."""
+    cases = [c for c in CASES if c[1] == exporter and dynamic in (None, c[2])]
     rows, passed = [], 0
     t_export = t_run = 0.0
     with warnings.catch_warnings():
@@ -130,7 +130,8 @@ def zoo_table(exporter: str, folder) -> None:
             passed += verdict == "ok"
             rows.append(f"{name:20s} {exporter:6s} {'dynamic' if dynamic else 'static':7s} "
                         f"export {exported:4.1f}s run {seconds:4.1f}s  {verdict}")
-    print(f"\nONNX zoo, {exporter} exporter: {passed}/{len(cases)} import and match onnxruntime to "
+    which = "" if dynamic is None else (" (dynamic batch)" if dynamic else " (static shapes)")
+    print(f"\nONNX zoo, {exporter} exporter{which}: {passed}/{len(cases)} import and match onnxruntime to "
           f"{TOLERANCE:g} (export {t_export:.0f}s, import+run {t_run:.0f}s)")
     print("\n".join(rows))
     assert passed >= BAR * len(cases), f"{passed}/{len(cases)} < {BAR:.0%}:\n" + "\n".join(
@@ -138,8 +139,9 @@ def zoo_table(exporter: str, folder) -> None:
 
 
 def test_zoo_legacy_exports_import_and_match_onnxruntime(folder):
-    """The TorchScript exporter's half (the dynamo half is test_onnx_zoo_dynamo.py,
-    a file of its own so pytest-xdist's --dist loadfile runs the halves side by side)."""
+    """The TorchScript exporter's half (the dynamo exporter's, four times slower,
+    is split over test_onnx_zoo_dynamo.py and test_onnx_zoo_dynamo_dynamic.py,
+    files of their own so that pytest-xdist's --dist loadfile spreads them)."""
     zoo_table("legacy", folder)
 
 
