@@ -116,19 +116,25 @@ def _check_body(graph: Graph, what: str, body: Any, feeds: list | None = None) -
 
 def _lower_branch(low: Lowering, body: Any) -> list[str]:
     """Emit a branch's nodes into the enclosing forward; its outputs' expressions."""
-    from .graph import attrs
-    from .ops import TABLE
-
     # the other branch may use the same names for its own values
     _register_subgraph(low.graph, body)
     local = {t.name for t in body.initializer} | {o for inner in body.node for o in inner.output}
+    _emit_body(low, body, local)
+    return [low.var(out.name) for out in body.output]
+
+
+def _emit_body(low: Lowering, body: Any, local: set) -> None:
+    """Forget the names a previous emission of `body` (or the other branch)
+    bound to its `local` values, then emit its nodes."""
+    from .graph import attrs
+    from .ops import TABLE
+
     for name in local:
         low.names.pop(name, None)
         low.host.pop(name, None)
     for inner in body.node:
         if id(inner) not in low.fused:
             TABLE[inner.op_type][0](low, inner, attrs(inner))
-    return [low.var(out.name) for out in body.output]
 
 
 @op("If", check=_check_if)
@@ -250,15 +256,7 @@ def _scan(low: Lowering, node: Any, a: dict) -> None:
             i = steps - 1 - t if backwards else t
             part = f"{low.var(name)}.narrow({axis}, {i}, 1)"
             low.names[vi.name] = part if rank == 1 else f"{part}.squeeze({axis})"
-        for name in local:
-            low.names.pop(name, None)
-            low.host.pop(name, None)
-        from .graph import attrs
-        from .ops import TABLE
-
-        for inner in body.node:
-            if id(inner) not in low.fused:
-                TABLE[inner.op_type][0](low, inner, attrs(inner))
+        _emit_body(low, body, local)
         outs = [low.var(o.name) for o in body.output]
         states = outs[:n_states]
         per_step.append(outs[n_states:])
