@@ -107,6 +107,7 @@ class Lowering:
         self.fields: list[FieldDef] = []
         self.weights: dict[str, np.ndarray] = {}
         self.lines: list[str] = []
+        self.indent = ""  # a Loop body's lines sit inside its `while` block
         self.names: dict[str, str] = {}
         self._counts: Counter = Counter()
         self._taken: set[str] = set()
@@ -266,7 +267,7 @@ class Lowering:
         self.names[node.output[0]] = expr
 
     def emit(self, line: str) -> None:
-        self.lines.append(line)
+        self.lines.append(self.indent + line)
 
     def add_field(self, name: str, annotation: str, init: str, params: dict[str, np.ndarray]) -> str:
         """Declare a field built by `init` in `new`; `params` maps paths under

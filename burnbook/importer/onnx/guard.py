@@ -9,7 +9,8 @@ model is refused with an `OnnxImportError` naming that construct and line.
 The allowlist is the generator's output for the operator table, not Python
 at large: one class deriving from `Module`, with field declarations and the
 methods `new`, `from_file`, `default` and `forward`, whose bodies are
-assignments and a `return` of calls, arithmetic and literals. Names must be
+assignments and a `return` of calls, arithmetic and literals (in `forward`,
+also an ONNX Loop's `while onnx_ops.loop_continues(...):` block of assignments). Names must be
 bound (imports, arguments, earlier assignments) or one of a few builtins,
 and attribute names come from burnbook's tensor, layer and runtime API.
 """
@@ -231,18 +232,44 @@ class _Checker:
             raise _Refused(fn, f"FunctionDef {fn.name!r} does not end in a return")
         for stmt in body:
             if isinstance(stmt, ast.Assign):
-                self.expr(stmt.value, local)
-                for target in stmt.targets:
-                    for name in _targets(target):
-                        if name.startswith("__"):
-                            raise _Refused(stmt, f"assignment to {name!r}")
-                        local.add(name)
+                self.assign(stmt, local)
+            elif isinstance(stmt, ast.While) and fn.name == "forward":
+                self.loop(stmt, local)
             elif isinstance(stmt, ast.Return):
                 if stmt is not body[-1] or stmt.value is None:
                     raise _Refused(stmt, "Return that is not the method's last statement")
                 self.expr(stmt.value, local)
             else:
                 raise _Refused(stmt, f"{_kind(stmt)} statement in {fn.name!r}")
+
+    def assign(self, stmt: ast.Assign, local: set[str]) -> None:
+        self.expr(stmt.value, local)
+        for target in stmt.targets:
+            for name in _targets(target):
+                if name.startswith("__"):
+                    raise _Refused(stmt, f"assignment to {name!r}")
+                local.add(name)
+
+    def loop(self, stmt: ast.While, local: set[str]) -> None:
+        """An ONNX Loop: `while onnx_ops.loop_continues(...):` over assignments
+        and inner loops, no `else`. Names first bound inside stay inside: the
+        body may run zero times, so only names bound before it are read after."""
+        test = stmt.test
+        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute)
+                and test.func.attr == "loop_continues" and _is_name(test.func.value, "onnx_ops")
+                and "onnx_ops" in self.module_names):
+            raise _Refused(stmt, "While whose test is not onnx_ops.loop_continues(...)")
+        if stmt.orelse:
+            raise _Refused(stmt, "While with an else block")
+        self.expr(test, local)
+        inner = set(local)
+        for sub in stmt.body:
+            if isinstance(sub, ast.Assign):
+                self.assign(sub, inner)
+            elif isinstance(sub, ast.While):
+                self.loop(sub, inner)
+            else:
+                raise _Refused(sub, f"{_kind(sub)} statement in a loop")
 
     def annotation(self, node: ast.expr) -> None:
         """Annotations (never evaluated: the module has postponed

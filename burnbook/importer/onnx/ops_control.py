@@ -278,3 +278,6 @@ def _scan(low: Lowering, node: Any, a: dict) -> None:
         joined = f"Tensor.cat([{', '.join(items)}], 0)" if rank == 0 else f"Tensor.stack([{', '.join(items)}], {axis})"
         low.names[out] = low.numbered("scan_out")
         low.emit(f"{low.names[out]} = {joined}")
+
+
+from . import ops_loop  # noqa: E402,F401  (Loop, which needs the helpers above)
