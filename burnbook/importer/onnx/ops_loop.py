@@ -103,12 +103,18 @@ def _type_outputs(graph: Graph, node: Any, body: Any) -> None:
         graph.values[out] = Value(out, v.kind, v.dtype, len(shape), shape)
 
 
-def _reads(body: Any, name: str) -> bool:
-    """Whether the body (its subgraphs included) reads value `name`."""
+def _dead_nodes(body: Any, needed: set) -> set[int]:
+    """Ids of the body's nodes nothing in `needed` (the outputs used) depends
+    on: without a `cond` input the body's condition output is ignored."""
     from .codegen import _with_subgraph_nodes
 
-    return any(name in inner.input for inner in _with_subgraph_nodes(list(body.node))) \
-        or any(o.name == name for o in body.output)
+    dead = set()
+    for inner in reversed(list(body.node)):
+        if any(o and o in needed for o in inner.output):
+            needed.update(n for sub in _with_subgraph_nodes([inner]) for n in sub.input if n)
+        else:
+            dead.add(id(inner))
+    return dead
 
 
 @op("Loop", check=_check_loop)
@@ -151,20 +157,23 @@ def _loop(low: Lowering, node: Any, a: dict) -> None:
     low.emit(f"while onnx_ops.loop_continues({counter}, {count}, {cond_var or 'None'}):")
     outer_indent = low.indent
     low.indent += "    "
+    used = {o.name for o in body.output[0 if cond else 1:]}
+    dead = _dead_nodes(body, used)
+    low.fused.update(dead)
     try:
-        if _reads(body, it_name):
+        if it_name in used:
             low.names[it_name] = low.new_name(identifier(it_name, "iteration"))
             low.emit(f"{low.names[it_name]} = onnx_ops.loop_iteration({counter}, {like})")
         if cond:
             low.names[cond_name] = cond_var
-        elif _reads(body, cond_name):
+        elif cond_name in used:
             low.names[cond_name] = f"{tag}_true"
             low.emit(f"{tag}_true = onnx_ops.loop_true({like})")
         for vi, var in zip(body.input[2:], carried):
             low.names[vi.name] = var
         local = {t.name for t in body.initializer} | {o for inner in body.node for o in inner.output}
         _emit_body(low, body, local)
-        outs = [low.var(o.name) for o in body.output]
+        outs = [low.var(o.name) if k or cond else "" for k, o in enumerate(body.output)]
         # scan outputs first: one may be a carried input itself, which the update below replaces
         for acc, expr in zip(scans, outs[1 + n_carried:]):
             low.emit(f"{acc} = {acc} + [{expr}]")
@@ -173,6 +182,7 @@ def _loop(low: Lowering, node: Any, a: dict) -> None:
         low.emit(f"{', '.join(targets)} = {', '.join(values)}")
     finally:
         low.indent = outer_indent
+        low.fused.difference_update(dead)
     # names bound inside the loop are not bound after it (it may run no iteration); fields are
     for key in list(low.names):
         if low.names[key] != names.get(key) and not low.names[key].startswith("self."):
