@@ -9,6 +9,7 @@ loop form the generator writes."""
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -227,3 +228,31 @@ def test_the_guard_refuses_loops_the_generator_does_not_write(loop_source, edit,
     assert bad != loop_source
     with pytest.raises(OnnxImportError, match=re.escape(what)):
         check_source(bad, "Model")
+
+
+def test_a_scripted_torch_loop_matches_onnxruntime(tmp_path):
+    """torch's TorchScript exporter writes a `for` over a runtime count and a
+    data-dependent `while` as two Loops; the imported model follows both."""
+    torch = pytest.importorskip("torch")
+
+    class Looping(torch.nn.Module):
+        def forward(self, x: torch.Tensor, n: int) -> torch.Tensor:
+            y = x
+            for _ in range(n):
+                y = y * 0.5 + x
+            while bool(y.abs().sum() < 100.0):
+                y = y * 2.0
+            return y
+
+    path = tmp_path / "looping.onnx"
+    try:
+        with warnings.catch_warnings():  # the legacy exporter's deprecation notice
+            warnings.simplefilter("ignore")
+            torch.onnx.export(torch.jit.script(Looping()), (torch.ones(2, 3), 3), str(path), dynamo=False,
+                              input_names=["x", "n"], output_names=["y"], opset_version=13)
+    except Exception as err:  # an exporter without TorchScript support: nothing to compare
+        pytest.skip(f"torch's TorchScript ONNX export is not available: {type(err).__name__}: {err}")
+    model = onnx.load(path)
+    assert [n.op_type for n in model.graph.node].count("Loop") == 2
+    x = np.random.default_rng(1).standard_normal((2, 3)).astype(np.float32)
+    _compare(model, [{"x": x, "n": np.array(n, np.int64)} for n in (3, 0, 6)])
