@@ -1,13 +1,13 @@
 """Control flow (If, Scan): emitters of the operator table (see `ops`), part of the recurrent family.
 
-The generated forward is straight-line code (see `guard`), so subgraphs are
-lowered in place: an If with a constant condition becomes the branch it
-takes; otherwise both branches are computed and each output is `then if
-cond else other`. A Scan whose length is fixed at import is unrolled, the
-body's nodes once per step; one whose length is known only when the model
-runs is refused. Loop is not translated: every Loop of the onnx node cases
-has a trip count or condition known only at run time, which straight-line
-code cannot follow.
+Subgraphs are lowered in place, into the enclosing forward: an If with a
+constant condition becomes the branch it takes; otherwise both branches are
+computed and each output is `then if cond else other`. A Scan whose length
+is fixed at import is unrolled, the body's nodes once per step; one whose
+length is known only when the model runs is refused. Loop (`ops_loop`,
+built on the helpers here) is the one construct that is not straight-line:
+its trip count and condition are usually known only at run time, so it
+becomes a `while` block, the only loop `guard` admits.
 """
 
 from __future__ import annotations
