@@ -256,3 +256,23 @@ def test_a_scripted_torch_loop_matches_onnxruntime(tmp_path):
     assert [n.op_type for n in model.graph.node].count("Loop") == 2
     x = np.random.default_rng(1).standard_normal((2, 3)).astype(np.float32)
     _compare(model, [{"x": x, "n": np.array(n, np.int64)} for n in (3, 0, 6)])
+
+
+@pytest.mark.parametrize("batch", [2, "n"])
+def test_an_opset8_scan_keeps_its_batch_axis(batch):
+    """Scan-8 scans every batch row on its own; the version converter drops
+    the batch axis, and the importer brings it back as a Loop over the rows."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["sum_in", "next"], ["sum_out"]),
+         helper.make_node("Mul", ["sum_out", "next"], ["scan_out"])], "scan_body",
+        [helper.make_tensor_value_info("sum_in", F, [2]), helper.make_tensor_value_info("next", F, [2])],
+        [helper.make_tensor_value_info("sum_out", F, [2]), helper.make_tensor_value_info("scan_out", F, [2])])
+    scan = helper.make_node("Scan", ["", "initial", "x"], ["y", "z"], num_scan_inputs=1, body=body)
+    model = _model([scan], [helper.make_tensor_value_info("initial", F, [batch, 2]),
+                            helper.make_tensor_value_info("x", F, [batch, 3, 2])],
+                   [helper.make_tensor_value_info("y", F, [batch, 2]),
+                    helper.make_tensor_value_info("z", F, [batch, 3, 2])], opset=8)
+    rng = np.random.default_rng(2)
+    sizes = (2,) if batch == 2 else (3, 1)
+    _compare(model, [{"initial": rng.standard_normal((b, 2)).astype(np.float32),
+                      "x": rng.standard_normal((b, 3, 2)).astype(np.float32)} for b in sizes])

@@ -148,6 +148,10 @@ def upgrade(model: Any) -> Any:
             f"version converter could not upgrade it ({type(err).__name__}: {err}). Re-export it with "
             f"opset_version >= {MIN_OPSET}."
         ) from err
+    if opset < 9:  # Scan's batch axis, which the converter drops
+        from .ops_control import batched_scans
+
+        converted = batched_scans(model, converted)
     return converted
 
 
