@@ -276,3 +276,18 @@ def test_an_opset8_scan_keeps_its_batch_axis(batch):
     sizes = (2,) if batch == 2 else (3, 1)
     _compare(model, [{"initial": rng.standard_normal((b, 2)).astype(np.float32),
                       "x": rng.standard_normal((b, 3, 2)).astype(np.float32)} for b in sizes])
+
+
+def test_a_carried_value_may_grow_from_one_iteration_to_the_next():
+    """A carried value's dims may change per iteration (ONNX allows it):
+    here it gains a row of `x` each time."""
+    body = _body([helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+                  helper.make_node("Concat", ["acc_in", "x"], ["acc_out"], axis=0)],
+                 [helper.make_tensor_value_info("acc_in", F, [None, 3])],
+                 [_scalar("cond_out", B), helper.make_tensor_value_info("acc_out", F, [None, 3])])
+    loop = helper.make_node("Loop", ["m", "", "acc0"], ["acc"], body=body)
+    model = _model([loop], [_scalar("m", I64), helper.make_tensor_value_info("acc0", F, [1, 3]),
+                            helper.make_tensor_value_info("x", F, [1, 3])],
+                   [helper.make_tensor_value_info("acc", F, [None, 3])])
+    acc0, x = np.ones((1, 3), np.float32), np.arange(3, dtype=np.float32).reshape(1, 3)
+    _compare(model, [{"m": np.array(m, np.int64), "acc0": acc0, "x": x} for m in (4, 0, 2)])
