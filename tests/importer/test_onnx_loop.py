@@ -216,7 +216,7 @@ BAD_LOOPS = [  # (edit of the generated source, what the guard names)
     # a name bound only inside the loop is unbound after it when the loop runs no iteration
     (lambda s, w: _after_loop(s.replace(w, w + "\n            inside = m"), "        z = inside\n"),
      "Name 'inside'"),
-    (lambda s, w: s.replace("        B = resolve_backend", w.replace("while", "while", 1) + "\n            y = 1\n"
+    (lambda s, w: s.replace("        B = resolve_backend", w + "\n            y = 1\n"
                             "        B = resolve_backend", 1), "While statement in 'new'"),
 ]
 

@@ -307,7 +307,8 @@ def batched_scans(original: Any, converted: Any) -> Any:
         batched.update(n for n in list(node.input) + list(node.output) if n)
         first = next(n for n in node.input if n)
         nodes += [helper.make_node("Shape", [first], [f"{tag}_shape"]),
-                  helper.make_node("Constant", [], [f"{tag}_zero"], value=helper.make_tensor(f"{tag}_zero", 7, [], [0])),
+                  helper.make_node("Constant", [], [f"{tag}_zero"],
+                                   value=helper.make_tensor(f"{tag}_zero", 7, [], [0])),
                   helper.make_node("Gather", [f"{tag}_shape", f"{tag}_zero"], [f"{tag}_count"], axis=0)]
         body_nodes = [helper.make_node("Identity", [f"{tag}_cond_in"], [f"{tag}_cond_out"])]
         rows = []
