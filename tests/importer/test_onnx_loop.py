@@ -16,7 +16,7 @@ import pytest
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
-from onnx import TensorProto, helper  # noqa: E402
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from burnbook import Bool, Float, Int, Tensor  # noqa: E402
 from burnbook.backend import NdArray  # noqa: E402
@@ -291,3 +291,26 @@ def test_a_carried_value_may_grow_from_one_iteration_to_the_next():
                    [helper.make_tensor_value_info("acc", F, [None, 3])])
     acc0, x = np.ones((1, 3), np.float32), np.arange(3, dtype=np.float32).reshape(1, 3)
     _compare(model, [{"m": np.array(m, np.int64), "acc0": acc0, "x": x} for m in (4, 0, 2)])
+
+
+def test_an_outer_matmul_fused_with_a_bias_add_in_the_body():
+    """The importer makes MatMul + Add(constant bias) one Linear layer; when the
+    Add sits in the loop body and the MatMul outside, the layer runs before
+    the loop and the body reads its output."""
+    w = numpy_helper.from_array(np.arange(12, dtype=np.float32).reshape(4, 3) / 10, "w")
+    bias = numpy_helper.from_array(np.ones(3, np.float32), "bias")
+    body = _body([helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+                  helper.make_node("Add", ["mm", "bias"], ["lin"]),
+                  helper.make_node("Add", ["acc_in", "lin"], ["acc_out"])],
+                 [helper.make_tensor_value_info("acc_in", F, [2, 3])],
+                 [_scalar("cond_out", B), helper.make_tensor_value_info("acc_out", F, [2, 3])])
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["mm"]), helper.make_node("Loop", ["m", "", "acc0"], ["acc"], body=body)],
+        "fused", [_scalar("m", I64), helper.make_tensor_value_info("x", F, [2, 4]),
+                  helper.make_tensor_value_info("acc0", F, [2, 3])],
+        [helper.make_tensor_value_info("acc", F, [2, 3])], [w, bias])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    assert "nn.Linear" in generate(model).source
+    x = np.random.default_rng(3).standard_normal((2, 4)).astype(np.float32)
+    _compare(model, [{"m": np.array(m, np.int64), "x": x, "acc0": np.zeros((2, 3), np.float32)} for m in (3, 0)])

@@ -171,7 +171,9 @@ def _loop(low: Lowering, node: Any, a: dict) -> None:
             low.emit(f"{tag}_true = onnx_ops.loop_true({like})")
         for vi, var in zip(body.input[2:], carried):
             low.names[vi.name] = var
-        local = {t.name for t in body.initializer} | {o for inner in body.node for o in inner.output}
+        # a body node an outer emitter already fused and emitted before the loop keeps its name
+        local = {t.name for t in body.initializer} | {o for inner in body.node for o in inner.output
+                                                      if id(inner) not in low.fused or o not in low.names}
         _emit_body(low, body, local)
         outs = [low.var(o.name) if k or cond else "" for k, o in enumerate(body.output)]
         # scan outputs first: one may be a carried input itself, which the update below replaces
