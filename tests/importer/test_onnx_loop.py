@@ -305,7 +305,8 @@ def test_an_outer_matmul_fused_with_a_bias_add_in_the_body():
                  [helper.make_tensor_value_info("acc_in", F, [2, 3])],
                  [_scalar("cond_out", B), helper.make_tensor_value_info("acc_out", F, [2, 3])])
     graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "w"], ["mm"]), helper.make_node("Loop", ["m", "", "acc0"], ["acc"], body=body)],
+        [helper.make_node("MatMul", ["x", "w"], ["mm"]),
+         helper.make_node("Loop", ["m", "", "acc0"], ["acc"], body=body)],
         "fused", [_scalar("m", I64), helper.make_tensor_value_info("x", F, [2, 4]),
                   helper.make_tensor_value_info("acc0", F, [2, 3])],
         [helper.make_tensor_value_info("acc", F, [2, 3])], [w, bias])
