@@ -86,7 +86,7 @@ def conv2d_im2col(x: TaichiTensor, weight: TaichiTensor, bias: TaichiTensor | No
     window = _window((kh, kw), options.stride, options.padding, options.dilation)
     conv_k.im2col(cols.buf, x.view(), (n, c, h, w, ho, wo), window, g * rows * length, length,
                   cg if bias is not None else 0)
-    _COLS[x.buf] = (x.strides, x.offset, x.shape, window, g, cols.buf, rows * length)
+    _COLS[x.buf] = (x.strides, x.offset, x.shape, window, g, (ho, wo), cols.buf, rows * length)
     out = L.matmul(wm, cols)
     return _view(out.buf, (n, o, ho, wo), (o * length, length, wo, 1), out)
 
@@ -99,13 +99,16 @@ def conv2d_im2col(x: TaichiTensor, weight: TaichiTensor, bias: TaichiTensor | No
 _COLS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def _forward_cols(x: TaichiTensor, window: tuple, groups: int) -> tuple | None:
+def _forward_cols(x: TaichiTensor, window: tuple, groups: int, out: tuple) -> tuple | None:
     """(buffer, group stride) of the column matrix conv2d built from exactly
-    this view of x with this window and groups, or None."""
+    this view of x with this window and groups, for an output of spatial size
+    `out`, or None. The size matters: conv_transpose2d's backward crops the
+    conv2d of its output grad to the input's size (output_padding), and a
+    matrix built for the larger output has other columns."""
     hit = _COLS.get(x.buf)
-    if hit is None or hit[:5] != (x.strides, x.offset, x.shape, window, groups):
+    if hit is None or hit[:6] != (x.strides, x.offset, x.shape, window, groups, tuple(out)):
         return None
-    return hit[5], hit[6]
+    return hit[6], hit[7]
 
 
 def conv2d_direct(x: TaichiTensor, weight: TaichiTensor, bias: TaichiTensor | None, options: Any) -> TaichiTensor:
@@ -192,7 +195,7 @@ class TaichiModuleOps(ModuleOps):
         # at the median on the busy 2-core box (BLAS threads it across cores,
         # and its threads wait on each other); GPUs need the batch for
         # parallelism anyway.
-        cached = _forward_cols(x, window, g)
+        cached = _forward_cols(x, window, g, (ho, wo))
         if cached is None:
             cols = alloc((n, c * kh * kw, length), x.dtype, x.device)
             conv_k.im2col(cols.buf, x.view(), dims, window, c * kh * kw * length, length)
