@@ -133,7 +133,8 @@ def test_a_fresh_process_clears_a_stale_lock_before_its_first_kernel(tmp_path) -
     import time
 
     env = dict(os.environ, HOME=str(tmp_path), XDG_CACHE_HOME=str(tmp_path / ".cache"))
-    env.pop("TI_LOG_LEVEL", None)
+    for name in ("TI_LOG_LEVEL", "TI_OFFLINE_CACHE_FILE_PATH", "TI_REPO_DIR"):  # the cache goes under HOME
+        env.pop(name, None)
     code = ("import taichi as ti\nfrom taichi.lang import impl\nti.init(arch=ti.cpu, log_level=ti.ERROR)\n"
             "print(impl.current_cfg().offline_cache_file_path)\n")
     folder = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
