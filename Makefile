@@ -48,7 +48,15 @@ $(VENV)/.installed-site: pyproject.toml $(VENV)/.installed
 site: $(VENV)/.installed-site
 	$(PY) tools/build_site.py --out build/site
 
-test: install-test browser-deps vulkan-deps test-python test-vulkan test-public test-browser test-notebooks
+# The Vulkan, public-launch and browser stages run side by side (`-j2`): the
+# browser test mostly waits on JupyterLab (54 s of CPU in 105 s): the Vulkan and
+# browser stages took 199 s side by side against about 240 s one after the other. (The notebooks stay one
+# nbval run after the other: beside the Binder build's, Ray's node in chapter 25
+# timed out starting.)
+test: install-test browser-deps vulkan-deps
+	$(MAKE) --no-print-directory test-python
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-vulkan test-public test-browser
+	$(MAKE) --no-print-directory test-notebooks
 
 test-python: install-test
 	$(PY) -m pytest -n 2 --dist loadfile --durations=30 --ignore=tests/browser -m "not notebooks" tests
@@ -103,9 +111,12 @@ test-browser: install-test browser-deps
 # PyPI is unreachable that build cannot happen, and they run in .venv instead.
 # The index, the zh chapters, the solutions and the en chapters that need more
 # than the notebook extra (BEYOND_NOTEBOOK_EXTRA in that test) run in .venv.
-# One notebook at a time: two at once (xdist) measured slower, 307 s against about
-# 185 s for the en chapters, as each kernel's Taichi and BLAS threads want both cores.
-NBVAL = $(PY) -m pytest -p no:cacheprovider --nbval --nbval-current-env \
+# Two notebooks at a time (xdist, whole files), each kernel on one thread for
+# Taichi, OpenBLAS and OpenMP (with their default two threads each, two kernels
+# spun against each other and ran slower than one at a time): the index, zh and
+# solutions took 250 s against 323 s one at a time, the Binder en run 139 s against 204 s.
+NBVAL_THREADS = OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 TI_CPU_MAX_NUM_THREADS=1
+NBVAL = $(NBVAL_THREADS) $(PY) -m pytest -p no:cacheprovider -n 2 --dist loadfile --nbval --nbval-current-env \
 	--nbval-sanitize-with notebooks/sanitize.cfg --durations=0
 OFFLINE = $(shell $(PY) -c "import urllib.request as u; u.urlopen('https://pypi.org/simple/pip/', timeout=10)" >/dev/null 2>&1 || echo 1)
 test-notebooks: install-test

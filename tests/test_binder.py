@@ -264,9 +264,9 @@ def test_binder_build_from_scratch_runs_every_en_chapter(tmp_path) -> None:
     assert Path(kernel).is_relative_to(venv), f"the python3 kernel comes from {kernel}, not the new venv"
 
     # The test runner only; a chapter needing torch (a test-only oracle) must fail here.
-    times["pip install pytest nbval"] = run(
-        [python, "-m", "pip", "install", "-q", "--no-compile", "pytest", "nbval"],
-        repo, env, "pip install pytest nbval", 300)
+    times["pip install pytest nbval pytest-xdist"] = run(
+        [python, "-m", "pip", "install", "-q", "--no-compile", "pytest", "nbval", "pytest-xdist"],
+        repo, env, "pip install pytest nbval pytest-xdist", 300)
     torch = subprocess.run([python, "-c", "import torch"], cwd=tmp_path, env=env, capture_output=True)
     assert torch.returncode != 0, "torch is importable in the Binder environment: no chapter may need it"
 
@@ -278,12 +278,15 @@ def test_binder_build_from_scratch_runs_every_en_chapter(tmp_path) -> None:
             f"{module} is importable in the Binder environment: {name} needs no exception any more")
         print(f"not run here: {name}, which needs {module} ({source})")
     chapters = [c for c in chapters if c.name not in BEYOND_NOTEBOOK_EXTRA]
+    # Two chapters at a time, each kernel on one thread (as make test-notebooks runs .venv's).
+    one_thread = dict(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", TI_CPU_MAX_NUM_THREADS="1")
     start = time.monotonic()
     proc = subprocess.run(
-        [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval", "--nbval-current-env",
+        [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadfile",
+         "--nbval", "--nbval-current-env",
          "--nbval-sanitize-with", "notebooks/sanitize.cfg", "--durations=0",
          *(str(c.relative_to(repo)) for c in chapters)],
-        cwd=repo, env=env, capture_output=True, text=True, timeout=1800)
+        cwd=repo, env={**env, **one_thread}, capture_output=True, text=True, timeout=1800)
     times[f"nbval of {len(chapters)} en chapters"] = time.monotonic() - start
     assert proc.returncode == 0, (
         f"the en chapters failed in the Binder environment (exit {proc.returncode}):\n"

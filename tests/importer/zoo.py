@@ -202,6 +202,17 @@ def example_input(name: str, batch: int, seq: int | None = None) -> torch.Tensor
     return torch.randn(*shape, generator=torch.Generator().manual_seed(100 + batch))
 
 
+def _out_of_place(model: nn.Module) -> None:
+    """Turn in-place activations (torchvision's `ReLU6(inplace=True)`, ...)
+    into their out-of-place twins. torch.export functionalizes them into the
+    same ONNX graph either way (the same operators, checked for mobilenet_v2,
+    shufflenet and efficientnet), but decomposing each in-place call took 6
+    of mobilenet_v2's 12 s of export."""
+    for module in model.modules():
+        if getattr(module, "inplace", False) is True:
+            module.inplace = False
+
+
 def export(name: str, exporter: str, dynamic: bool, folder: Path) -> Path:
     """`folder/<name>-<exporter>-<static|dynamic>.onnx`, exported on the first
     call and reused after. `legacy` is the TorchScript exporter at opset 17,
@@ -213,6 +224,8 @@ def export(name: str, exporter: str, dynamic: bool, folder: Path) -> Path:
     if path.exists():
         return path
     model, x = build(name)
+    if exporter == "dynamo":
+        _out_of_place(model)
     axes = {0: "batch", 1: "seq"} if name in SEQUENCE_MODELS else {0: "batch"}
     tmp = path.with_suffix(".onnx.part")
     import warnings
