@@ -443,9 +443,12 @@ class NumericOps:
         return self.equal_elem(0).bool_not()
 
     def sign(self):
-        pos = self.greater_elem(0).int() if self._K is Int else self.greater_elem(0).float()
-        neg = self.lower_elem(0).int() if self._K is Int else self.lower_elem(0).float()
-        return pos - neg
+        """-1, 0 or 1 by the sign of each element; NaN stays NaN (as in PyTorch
+        and Rust's `signum`), never a silent 0."""
+        if self._K is Int:
+            return self.greater_elem(0).int() - self.lower_elem(0).int()
+        out = self.greater_elem(0).float() - self.lower_elem(0).float()
+        return out.mask_fill(self.is_nan(), float("nan"))
 
     def one_hot_indices(self, num_classes: int):
         """[n] indices -> [n, num_classes] one-hot rows, of this tensor's kind."""

@@ -1,4 +1,4 @@
-"""Float math: exp, log, log1p, erf, sqrt, recip, cos, sin, tanh; clamp, abs,
+"""Float math: exp, log, log1p, erf, sqrt, recip, cos, sin, tanh, sign; clamp, abs,
 triu/tril (Float and Int), conversion to Int."""
 
 import math
@@ -25,6 +25,7 @@ UNARY = [
     ("cos", lambda t: t.cos(), np.cos, (-10, 10)),
     ("sin", lambda t: t.sin(), np.sin, (-10, 10)),
     ("tanh", lambda t: t.tanh(), np.tanh, (-10, 10)),
+    ("sign", lambda t: t.sign(), np.sign, (-10, 10)),
 ]
 
 SPECIAL = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, -1.0], np.float32)
