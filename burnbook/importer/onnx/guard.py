@@ -10,7 +10,8 @@ The allowlist is the generator's output for the operator table, not Python
 at large: one class deriving from `Module`, with field declarations and the
 methods `new`, `from_file`, `default` and `forward`, whose bodies are
 assignments and a `return` of calls, arithmetic and literals (in `forward`,
-also an ONNX Loop's `while onnx_ops.loop_continues(...):` block of assignments). Names must be
+also an ONNX Loop's `while onnx_ops.loop_continues(...):` block and an ONNX If's
+`if onnx_ops.if_taken(<name>): ... else: ...`, of assignments and such blocks). Names must be
 bound (imports, arguments, earlier assignments) or one of a few builtins,
 and attribute names come from burnbook's tensor, layer and runtime API.
 """
@@ -235,6 +236,8 @@ class _Checker:
                 self.assign(stmt, local)
             elif isinstance(stmt, ast.While) and fn.name == "forward":
                 self.loop(stmt, local)
+            elif isinstance(stmt, ast.If) and fn.name == "forward":
+                self.branch(stmt, local)
             elif isinstance(stmt, ast.Return):
                 if stmt is not body[-1] or stmt.value is None:
                     raise _Refused(stmt, "Return that is not the method's last statement")
@@ -252,7 +255,7 @@ class _Checker:
 
     def loop(self, stmt: ast.While, local: set[str]) -> None:
         """An ONNX Loop: `while onnx_ops.loop_continues(...):` over assignments
-        and inner loops, no `else`. Names first bound inside stay inside: the
+        and inner blocks, no `else`. Names first bound inside stay inside: the
         body may run zero times, so only names bound before it are read after."""
         test = stmt.test
         if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute)
@@ -262,14 +265,38 @@ class _Checker:
         if stmt.orelse:
             raise _Refused(stmt, "While with an else block")
         self.expr(test, local)
-        inner = set(local)
-        for sub in stmt.body:
+        self.block(stmt.body, set(local), "a loop")
+
+    def branch(self, stmt: ast.If, local: set[str]) -> None:
+        """An ONNX If with a runtime condition: `if onnx_ops.if_taken(<name>):`
+        with an `else`, both of assignments and inner blocks. After it only
+        names bound before it or in both branches (the If's outputs) are read."""
+        test = stmt.test
+        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute)
+                and test.func.attr == "if_taken" and _is_name(test.func.value, "onnx_ops")
+                and "onnx_ops" in self.module_names and len(test.args) == 1 and not test.keywords
+                and isinstance(test.args[0], ast.Name)):
+            raise _Refused(stmt, "If whose test is not onnx_ops.if_taken(<name>)")
+        if not stmt.orelse:
+            raise _Refused(stmt, "If without an else block")
+        self.expr(test, local)
+        taken = self.block(stmt.body, set(local), "an if branch")
+        other = self.block(stmt.orelse, set(local), "an if branch")
+        local.update(taken & other)
+
+    def block(self, body: list[ast.stmt], inner: set[str], where: str) -> set[str]:
+        """The statements of a loop or branch, checked with names bound
+        before it in `inner`; returns `inner` with the names they bind."""
+        for sub in body:
             if isinstance(sub, ast.Assign):
                 self.assign(sub, inner)
             elif isinstance(sub, ast.While):
                 self.loop(sub, inner)
+            elif isinstance(sub, ast.If):
+                self.branch(sub, inner)
             else:
-                raise _Refused(sub, f"{_kind(sub)} statement in a loop")
+                raise _Refused(sub, f"{_kind(sub)} statement in {where}")
+        return inner
 
     def annotation(self, node: ast.expr) -> None:
         """Annotations (never evaluated: the module has postponed

@@ -1,13 +1,22 @@
 """Control flow (If, Scan): emitters of the operator table (see `ops`), part of the recurrent family.
 
 Subgraphs are lowered in place, into the enclosing forward: an If with a
-constant condition becomes the branch it takes; otherwise both branches are
-computed and each output is `then if cond else other`. A Scan whose length
-is fixed at import is unrolled, the body's nodes once per step; one whose
-length is known only when the model runs is refused. Loop (`ops_loop`,
-built on the helpers here) is the one construct that is not straight-line:
-its trip count and condition are usually known only at run time, so it
-becomes a `while` block, the only loop `guard` admits.
+constant condition becomes the branch it takes; otherwise it becomes a
+Python `if` read on the host, so only the branch taken runs (the other may
+be invalid for the inputs given, a Reshape or Gather meant for other shapes):
+
+    if onnx_ops.if_taken(cond):
+        ...                       # the then branch's nodes
+        if_out1 = then_value
+    else:
+        ...                       # the else branch's nodes
+        if_out1 = else_value
+
+A Scan whose length is fixed at import is unrolled, the body's nodes once
+per step; one whose length is known only when the model runs is refused.
+Loop (`ops_loop`, built on the helpers here) becomes a `while` block, its
+trip count and condition usually known only at run time. These `if` and
+`while` shapes are the only control flow `guard` admits.
 """
 
 from __future__ import annotations
@@ -118,7 +127,9 @@ def _lower_branch(low: Lowering, body: Any) -> list[str]:
     """Emit a branch's nodes into the enclosing forward; its outputs' expressions."""
     # the other branch may use the same names for its own values
     _register_subgraph(low.graph, body)
-    local = {t.name for t in body.initializer} | {o for inner in body.node for o in inner.output}
+    # a branch node an outer emitter already fused and emitted before the If keeps its name
+    local = {t.name for t in body.initializer} | {o for inner in body.node for o in inner.output
+                                                  if id(inner) not in low.fused or o not in low.names}
     _emit_body(low, body, local)
     return [low.var(out.name) for out in body.output]
 
@@ -139,9 +150,9 @@ def _emit_body(low: Lowering, body: Any, local: set) -> None:
 
 @op("If", check=_check_if)
 def _if(low: Lowering, node: Any, a: dict) -> None:
-    """A constant condition inlines the branch it takes; otherwise both
-    branches are computed and each output picks its branch's value when
-    the forward runs (the generated code has expressions only)."""
+    """A constant condition inlines the branch it takes; otherwise an `if`
+    block whose test reads the condition on the host when the forward runs,
+    each branch's nodes inside it and every output assigned in both."""
     then_body, else_body = a["then_branch"], a["else_branch"]
     cond = low.const(node.input[0])
     if cond is not None:
@@ -150,13 +161,45 @@ def _if(low: Lowering, node: Any, a: dict) -> None:
             if out:
                 low.names[out] = expr
         return
-    then_exprs, else_exprs = _lower_branch(low, then_body), _lower_branch(low, else_body)
+    used = [k for k, out in enumerate(node.output) if out]
+    if not used:  # nothing reads it: neither branch has an effect
+        return
+    targets = {k: low.numbered("if_out") for k in used}
     flag = low.var(node.input[0])
-    for out, yes, no in zip(node.output, then_exprs, else_exprs):
-        if out:
-            name = low.numbered("if_out")
-            low.emit(f"{name} = {yes} if {flag} else {no}")
-            low.names[out] = name
+    if not flag.isidentifier():  # the guard admits a bare name as the test's argument
+        expr, flag = flag, low.numbered("if_cond")
+        low.emit(f"{flag} = {expr}")
+    names, host = dict(low.names), dict(low.host)
+    low.emit(f"if onnx_ops.if_taken({flag}):")
+    outer_indent = low.indent
+    try:
+        for k, body in enumerate((then_body, else_body)):
+            if k:
+                low.emit("else:")
+            low.indent = outer_indent + "    "
+            exprs = _lower_branch(low, body)
+            for i in used:
+                low.emit(f"{targets[i]} = {exprs[i]}")
+            low.indent = outer_indent
+            _forget_branch(low, names, host)
+    finally:
+        low.indent = outer_indent
+    for i in used:
+        low.names[node.output[i]] = targets[i]
+
+
+def _forget_branch(low: Lowering, names: dict, host: dict) -> None:
+    """Back to the names and host values bound before a branch: what a
+    branch binds is unbound in the other branch and after the `if`
+    (fields, `self.`..., stay)."""
+    for key in list(low.names):
+        if low.names[key] != names.get(key) and not low.names[key].startswith("self."):
+            if key in names:
+                low.names[key] = names[key]
+            else:
+                del low.names[key]
+    low.host.clear()
+    low.host.update(host)
 
 
 _MAX_UNROLL = 1024

@@ -1,10 +1,12 @@
-"""Runtime helpers for ONNX `Loop` (see `ops_control`), re-exported by `runtime_recurrent`.
+"""Runtime helpers for ONNX `Loop` and `If` (see `ops_control`), re-exported by `runtime_recurrent`.
 
 A Loop becomes a Python `while` in the generated forward, whose test is
 `loop_continues`: the trip count and the condition are read on the host
 each iteration, as ONNX decides whether to run the body again. The rest
 build the body's iteration-number input and join the per-iteration scan
-outputs once the loop is done.
+outputs once the loop is done. An If whose condition is known only at run
+time becomes a Python `if` whose test is `if_taken`, so only the branch
+taken runs.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from burnbook.tensor import Bool, Float, Int, Tensor
 
 from .graph import OnnxImportError
 
-__all__: list[str] = ["loop_trip_count", "loop_continues", "loop_iteration", "loop_true", "loop_stack"]
+__all__: list[str] = ["loop_trip_count", "loop_continues", "loop_iteration", "loop_true", "loop_stack", "if_taken"]
 
 _KINDS = {"Float": Float, "Int": Int, "Bool": Bool}
 
@@ -57,3 +59,9 @@ def loop_stack(items: list, scalar: bool, empty: Sequence[int] | None, like: Any
                               "known, so the empty result cannot be built")
     dims = [0] + list(empty)
     return Tensor[like.backend, len(dims), _KINDS[kind]].zeros(dims, like.device())
+
+
+def if_taken(cond: Any) -> bool:
+    """An If's condition (a Bool scalar tensor, held as `[1]`) read on the
+    host: True runs the then branch."""
+    return bool(np.asarray(cond.to_numpy()).reshape(-1)[0])
