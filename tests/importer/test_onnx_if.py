@@ -14,16 +14,17 @@ import numpy as np
 import pytest
 
 onnx = pytest.importorskip("onnx")
-ort = pytest.importorskip("onnxruntime")
+pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-from burnbook import Bool, Float, Int, Tensor  # noqa: E402
+from burnbook import Bool, Float, Tensor  # noqa: E402
 from burnbook.backend import NdArray  # noqa: E402
 from burnbook.importer.onnx import OnnxImportError, build_model, generate  # noqa: E402
 from burnbook.importer.onnx.guard import check_source  # noqa: E402
 
+from .test_onnx_loop import _compare  # noqa: E402 - the same comparison with onnxruntime
+
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
-KINDS = {np.dtype(np.float32): Float, np.dtype(np.int64): Int, np.dtype(np.bool_): Bool}
 TRUE, FALSE = np.array(True), np.array(False)
 
 
@@ -45,28 +46,6 @@ def _branch(nodes: list, outputs: list, name: str, inits: list | None = None) ->
 
 def _ints(name: str, values: list[int]) -> object:
     return numpy_helper.from_array(np.asarray(values, np.int64), name)
-
-
-def _compare(model: object, feeds_list: list[dict]) -> None:
-    """The imported model (built once) against onnxruntime, for each feed."""
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    ours = build_model(model, backend=NdArray)
-    names = [vi.name for vi in model.graph.input]
-    for feeds in feeds_list:
-        want = session.run(None, feeds)
-        args = []
-        for n in names:
-            a = np.asarray(feeds[n])
-            args.append(Tensor[NdArray, max(a.ndim, 1), KINDS[a.dtype]].from_data(a.reshape(a.shape or (1,))))
-        got = ours(*args)
-        got = got if isinstance(got, tuple) else (got,)
-        assert len(got) == len(want)
-        for g, w in zip(got, want):
-            g = g.to_numpy()
-            w = np.asarray(w)
-            g = g.reshape(()) if w.ndim == 0 and g.shape == (1,) else g
-            assert g.shape == w.shape, (feeds, g.shape, w.shape)
-            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
 
 
 def _simple_model() -> object:

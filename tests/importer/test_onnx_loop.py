@@ -59,6 +59,7 @@ def _compare(model: object, feeds_list: list[dict]) -> None:
             args.append(Tensor[NdArray, max(a.ndim, 1), KINDS[a.dtype]].from_data(a.reshape(a.shape or (1,))))
         got = ours(*args)
         got = got if isinstance(got, tuple) else (got,)
+        assert len(got) == len(want)
         for g, w in zip(got, want):
             g = g.to_numpy()
             w = np.asarray(w)

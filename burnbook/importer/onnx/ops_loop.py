@@ -24,7 +24,7 @@ from typing import Any
 from .codegen import Lowering, identifier, literal, quote
 from .graph import Graph, Value
 from .ops import inp, op
-from .ops_control import _check_body, _emit_body, _register_subgraph
+from .ops_control import _check_body, _emit_body, _forget_branch, _register_subgraph
 
 
 def _feeds(graph: Graph, node: Any) -> list:
@@ -186,14 +186,7 @@ def _loop(low: Lowering, node: Any, a: dict) -> None:
         low.indent = outer_indent
         low.fused.difference_update(dead)
     # names bound inside the loop are not bound after it (it may run no iteration); fields are
-    for key in list(low.names):
-        if low.names[key] != names.get(key) and not low.names[key].startswith("self."):
-            if key in names:
-                low.names[key] = names[key]
-            else:
-                del low.names[key]
-    low.host.clear()
-    low.host.update(host)
+    _forget_branch(low, names, host)
 
     for out, var in zip(node.output[:n_carried], carried):
         if out:
