@@ -13,7 +13,7 @@ import re
 import numpy as np
 import pytest
 
-onnx = pytest.importorskip("onnx")
+pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
@@ -22,7 +22,7 @@ from burnbook.backend import NdArray  # noqa: E402
 from burnbook.importer.onnx import OnnxImportError, build_model, generate  # noqa: E402
 from burnbook.importer.onnx.guard import check_source  # noqa: E402
 
-from .test_onnx_loop import _compare  # noqa: E402 - the same comparison with onnxruntime
+from .test_onnx_loop import _compare, _model  # noqa: E402 - the same model builder and comparison with onnxruntime
 
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
 TRUE, FALSE = np.array(True), np.array(False)
@@ -30,14 +30,6 @@ TRUE, FALSE = np.array(True), np.array(False)
 
 def _info(name: str, elem: int, shape: list | None) -> object:
     return helper.make_tensor_value_info(name, elem, shape)
-
-
-def _model(nodes: list, inputs: list, outputs: list, opset: int = 13) -> object:
-    graph = helper.make_graph(nodes, "if_test", inputs, outputs)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    return model
 
 
 def _branch(nodes: list, outputs: list, name: str, inits: list | None = None) -> object:

@@ -232,18 +232,25 @@ class _Checker:
         if not body or not isinstance(body[-1], ast.Return):
             raise _Refused(fn, f"FunctionDef {fn.name!r} does not end in a return")
         for stmt in body:
-            if isinstance(stmt, ast.Assign):
-                self.assign(stmt, local)
-            elif isinstance(stmt, ast.While) and fn.name == "forward":
-                self.loop(stmt, local)
-            elif isinstance(stmt, ast.If) and fn.name == "forward":
-                self.branch(stmt, local)
-            elif isinstance(stmt, ast.Return):
+            if isinstance(stmt, ast.Return):
                 if stmt is not body[-1] or stmt.value is None:
                     raise _Refused(stmt, "Return that is not the method's last statement")
                 self.expr(stmt.value, local)
-            else:
+            elif not self.statement(stmt, local, blocks=fn.name == "forward"):
                 raise _Refused(stmt, f"{_kind(stmt)} statement in {fn.name!r}")
+
+    def statement(self, stmt: ast.stmt, local: set[str], blocks: bool = True) -> bool:
+        """Check an assignment, or (where `blocks`) a Loop's `while` or an If's
+        `if`, binding what it binds in `local`; False for any other statement."""
+        if isinstance(stmt, ast.Assign):
+            self.assign(stmt, local)
+        elif isinstance(stmt, ast.While) and blocks:
+            self.loop(stmt, local)
+        elif isinstance(stmt, ast.If) and blocks:
+            self.branch(stmt, local)
+        else:
+            return False
+        return True
 
     def assign(self, stmt: ast.Assign, local: set[str]) -> None:
         self.expr(stmt.value, local)
@@ -258,9 +265,7 @@ class _Checker:
         and inner blocks, no `else`. Names first bound inside stay inside: the
         body may run zero times, so only names bound before it are read after."""
         test = stmt.test
-        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute)
-                and test.func.attr == "loop_continues" and _is_name(test.func.value, "onnx_ops")
-                and "onnx_ops" in self.module_names):
+        if not self.runtime_call(test, "loop_continues"):
             raise _Refused(stmt, "While whose test is not onnx_ops.loop_continues(...)")
         if stmt.orelse:
             raise _Refused(stmt, "While with an else block")
@@ -272,9 +277,7 @@ class _Checker:
         with an `else`, both of assignments and inner blocks. After it only
         names bound before it or in both branches (the If's outputs) are read."""
         test = stmt.test
-        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute)
-                and test.func.attr == "if_taken" and _is_name(test.func.value, "onnx_ops")
-                and "onnx_ops" in self.module_names and len(test.args) == 1 and not test.keywords
+        if not (self.runtime_call(test, "if_taken") and len(test.args) == 1 and not test.keywords
                 and isinstance(test.args[0], ast.Name)):
             raise _Refused(stmt, "If whose test is not onnx_ops.if_taken(<name>)")
         if not stmt.orelse:
@@ -288,15 +291,14 @@ class _Checker:
         """The statements of a loop or branch, checked with names bound
         before it in `inner`; returns `inner` with the names they bind."""
         for sub in body:
-            if isinstance(sub, ast.Assign):
-                self.assign(sub, inner)
-            elif isinstance(sub, ast.While):
-                self.loop(sub, inner)
-            elif isinstance(sub, ast.If):
-                self.branch(sub, inner)
-            else:
+            if not self.statement(sub, inner):
                 raise _Refused(sub, f"{_kind(sub)} statement in {where}")
         return inner
+
+    def runtime_call(self, test: ast.expr, helper: str) -> bool:
+        """Whether `test` calls `onnx_ops.<helper>`, the module imported as onnx_ops."""
+        return (isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr == helper
+                and _is_name(test.func.value, "onnx_ops") and "onnx_ops" in self.module_names)
 
     def annotation(self, node: ast.expr) -> None:
         """Annotations (never evaluated: the module has postponed

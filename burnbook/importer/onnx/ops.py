@@ -175,11 +175,19 @@ def _live_nodes(graph: Graph) -> set[int]:
                 bodies = [attr.g] if attr.HasField("g") else list(attr.graphs)
                 for body in bodies:
                     needed.update(n for inner in _with_subgraph_nodes(list(body.node)) for n in inner.input)
+    return live_ids(graph.nodes, needed)
+
+
+def live_ids(nodes: list, needed: set) -> set[int]:
+    """Ids of `nodes` (in order) whose outputs `needed` holds or a live node
+    after them reads, with what their subgraphs read; `needed` grows."""
+    from .codegen import _with_subgraph_nodes
+
     live: set[int] = set()
-    for node in reversed(graph.nodes):
+    for node in reversed(nodes):
         if any(o and o in needed for o in node.output):
             live.add(id(node))
-            needed.update(n for n in node.input if n)
+            needed.update(n for sub in _with_subgraph_nodes([node]) for n in sub.input if n)
     return live
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from .codegen import Lowering, identifier, literal, quote
 from .graph import Graph, Value
-from .ops import inp, op
+from .ops import inp, live_ids, op
 from .ops_control import _check_body, _emit_body, _forget_branch, _register_subgraph
 
 
@@ -103,20 +103,6 @@ def _type_outputs(graph: Graph, node: Any, body: Any) -> None:
         graph.values[out] = Value(out, v.kind, v.dtype, len(shape), shape)
 
 
-def _dead_nodes(body: Any, needed: set) -> set[int]:
-    """Ids of the body's nodes nothing in `needed` (the outputs used) depends
-    on: without a `cond` input the body's condition output is ignored."""
-    from .codegen import _with_subgraph_nodes
-
-    dead = set()
-    for inner in reversed(list(body.node)):
-        if any(o and o in needed for o in inner.output):
-            needed.update(n for sub in _with_subgraph_nodes([inner]) for n in sub.input if n)
-        else:
-            dead.add(id(inner))
-    return dead
-
-
 @op("Loop", check=_check_loop)
 def _loop(low: Lowering, node: Any, a: dict) -> None:
     """A `while` block in the forward: the trip count and condition are
@@ -125,8 +111,9 @@ def _loop(low: Lowering, node: Any, a: dict) -> None:
     body = a["body"]
     n_carried = len(node.input) - 2
     trip, cond = inp(node, 0), inp(node, 1)
-    _register_subgraph(low.graph, body, _feeds(low.graph, node))
-    _type_body_inputs(low.graph, body, _feeds(low.graph, node))
+    feeds = _feeds(low.graph, node)
+    _register_subgraph(low.graph, body, feeds)
+    _type_body_inputs(low.graph, body, feeds)
     tag = low.numbered("loop")
     like = low.var(next(n for n in list(node.input[2:]) + [trip, cond] if n))
     if not trip:
@@ -158,7 +145,10 @@ def _loop(low: Lowering, node: Any, a: dict) -> None:
     outer_indent = low.indent
     low.indent += "    "
     used = {o.name for o in body.output[0 if cond else 1:]}
-    dead = _dead_nodes(body, used)
+    # without a `cond` input the body's condition output is ignored: what only it needs is not
+    # emitted; `used` grows with what the live nodes read (the iteration number, the condition)
+    live = live_ids(list(body.node), used)
+    dead = {id(inner) for inner in body.node} - live
     low.fused.update(dead)
     try:
         if it_name in used:

@@ -414,4 +414,6 @@ from .runtime_norm import *  # noqa: E402,F401,F403
 from .runtime_norm import __all__ as _norm_all  # noqa: E402
 from .runtime_recurrent import *  # noqa: E402,F401,F403
 from .runtime_recurrent import __all__ as _recurrent_all  # noqa: E402
-__all__ += _elementwise_all + _index_all + _shape_all + _norm_all + _recurrent_all
+from .runtime_control import *  # noqa: E402,F401,F403
+from .runtime_control import __all__ as _control_all  # noqa: E402
+__all__ += _elementwise_all + _index_all + _shape_all + _norm_all + _recurrent_all + _control_all

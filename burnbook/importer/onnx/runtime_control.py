@@ -1,4 +1,4 @@
-"""Runtime helpers for ONNX `Loop` and `If` (see `ops_control`), re-exported by `runtime_recurrent`.
+"""Runtime helpers for ONNX `Loop` and `If` (see `ops_loop`, `ops_control`), re-exported by `runtime`.
 
 A Loop becomes a Python `while` in the generated forward, whose test is
 `loop_continues`: the trip count and the condition are read on the host

@@ -17,10 +17,7 @@ from typing import Any, Sequence
 
 from burnbook.tensor import Int, Tensor, activation
 
-from .runtime_control import *  # noqa: F401,F403  (Loop, part of this family's control flow)
-from .runtime_control import __all__ as _control_all
-
-__all__: list[str] = ["recurrent", "recurrent_layers"] + _control_all
+__all__: list[str] = ["recurrent", "recurrent_layers"]
 
 # gates per cell kind, in ONNX's stacking order (LSTM i,o,f,c; GRU z,r,h)
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
