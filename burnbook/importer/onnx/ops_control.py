@@ -127,11 +127,16 @@ def _lower_branch(low: Lowering, body: Any) -> list[str]:
     """Emit a branch's nodes into the enclosing forward; its outputs' expressions."""
     # the other branch may use the same names for its own values
     _register_subgraph(low.graph, body)
-    # a branch node an outer emitter already fused and emitted before the If keeps its name
-    local = {t.name for t in body.initializer} | {o for inner in body.node for o in inner.output
-                                                  if id(inner) not in low.fused or o not in low.names}
-    _emit_body(low, body, local)
+    _emit_body(low, body, _body_locals(low, body))
     return [low.var(out.name) for out in body.output]
+
+
+def _body_locals(low: Lowering, body: Any) -> set:
+    """The values an If branch or a Loop body binds for itself: its
+    initializers and node outputs, except those of a node an outer emitter
+    already fused and emitted before the block, which keep their names."""
+    return {t.name for t in body.initializer} | {o for inner in body.node for o in inner.output
+                                                 if id(inner) not in low.fused or o not in low.names}
 
 
 def _emit_body(low: Lowering, body: Any, local: set) -> None:
@@ -333,7 +338,7 @@ def batched_scans(original: Any, converted: Any) -> Any:
     such Scan becomes a Loop over the batch, its body gathering one batch
     row of every input and running the (converted) Scan on it, the rows'
     results stacked again. `original` is the model before conversion."""
-    from onnx import helper
+    from onnx import TensorProto, helper
 
     old = [n for n in original.graph.node if n.op_type == "Scan" and n.domain in ("", "ai.onnx")]
     if not old:
@@ -351,7 +356,7 @@ def batched_scans(original: Any, converted: Any) -> Any:
         first = next(n for n in node.input if n)
         nodes += [helper.make_node("Shape", [first], [f"{tag}_shape"]),
                   helper.make_node("Constant", [], [f"{tag}_zero"],
-                                   value=helper.make_tensor(f"{tag}_zero", 7, [], [0])),
+                                   value=helper.make_tensor(f"{tag}_zero", TensorProto.INT64, [], [0])),
                   helper.make_node("Gather", [f"{tag}_shape", f"{tag}_zero"], [f"{tag}_count"], axis=0)]
         body_nodes = [helper.make_node("Identity", [f"{tag}_cond_in"], [f"{tag}_cond_out"])]
         rows = []
@@ -364,11 +369,11 @@ def batched_scans(original: Any, converted: Any) -> Any:
         inner.attribute.extend(node.attribute)
         body_nodes.append(inner)
         elems = [o.type.tensor_type.elem_type for o in next(a.g for a in node.attribute if a.name == "body").output]
-        outs = [helper.make_tensor_value_info(f"{tag}_cond_out", 9, [])]
+        outs = [helper.make_tensor_value_info(f"{tag}_cond_out", TensorProto.BOOL, [])]
         outs += [helper.make_tensor_value_info(f"{tag}_out{k}", elem, None) for k, elem in enumerate(elems)]
-        body = helper.make_graph(body_nodes, f"{tag}_body", [helper.make_tensor_value_info(f"{tag}_b", 7, []),
-                                                             helper.make_tensor_value_info(f"{tag}_cond_in", 9, [])],
-                                 outs)
+        body = helper.make_graph(body_nodes, f"{tag}_body",
+                                 [helper.make_tensor_value_info(f"{tag}_b", TensorProto.INT64, []),
+                                  helper.make_tensor_value_info(f"{tag}_cond_in", TensorProto.BOOL, [])], outs)
         nodes.append(helper.make_node("Loop", [f"{tag}_count", ""], list(node.output), name=node.name, body=body))
     del converted.graph.node[:]
     converted.graph.node.extend(nodes)

@@ -24,7 +24,7 @@ from typing import Any
 from .codegen import Lowering, identifier, literal, quote
 from .graph import Graph, Value
 from .ops import inp, live_ids, op
-from .ops_control import _check_body, _emit_body, _forget_branch, _register_subgraph
+from .ops_control import _body_locals, _check_body, _emit_body, _forget_branch, _register_subgraph
 
 
 def _feeds(graph: Graph, node: Any) -> list:
@@ -161,10 +161,7 @@ def _loop(low: Lowering, node: Any, a: dict) -> None:
             low.emit(f"{tag}_true = onnx_ops.loop_true({like})")
         for vi, var in zip(body.input[2:], carried):
             low.names[vi.name] = var
-        # a body node an outer emitter already fused and emitted before the loop keeps its name
-        local = {t.name for t in body.initializer} | {o for inner in body.node for o in inner.output
-                                                      if id(inner) not in low.fused or o not in low.names}
-        _emit_body(low, body, local)
+        _emit_body(low, body, _body_locals(low, body))
         outs = [low.var(o.name) if k or cond else "" for k, o in enumerate(body.output)]
         # scan outputs first: one may be a carried input itself, which the update below replaces
         for acc, expr in zip(scans, outs[1 + n_carried:]):
