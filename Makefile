@@ -12,7 +12,7 @@ export BURNBOOK_DATA ?= $(SHARED_DATA)
 export TI_LOG_LEVEL ?= warn
 export PYTHONHASHSEED := 0
 
-.PHONY: lab site test test-python test-vulkan test-public test-gpu test-browser test-notebooks bench install install-test browser-deps vulkan-deps clean
+.PHONY: lab site test test-python test-vulkan test-public test-gpu test-browser test-notebooks test-notebooks-zh bench install install-test browser-deps vulkan-deps clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -109,8 +109,11 @@ test-browser: install-test browser-deps
 # fresh venv (the `notebooks` test in tests/test_binder.py): what `make lab`
 # installs, no torch, so a chapter importing anything else fails there. Where
 # PyPI is unreachable that build cannot happen, and they run in .venv instead.
-# The index, the zh chapters, the solutions and the en chapters that need more
-# than the notebook extra (BEYOND_NOTEBOOK_EXTRA in that test) run in .venv.
+# The index, the solutions and the en chapters that need more than the
+# notebook extra (BEYOND_NOTEBOOK_EXTRA in that test) run in .venv. The zh
+# chapters are not run again: each holds its en twin's code cells with their
+# stored outputs, cell for cell (tests/test_notebooks.py checks it), so a
+# second run would repeat the en run; `make test-notebooks-zh` runs them.
 # Two notebooks at a time (xdist, whole files), each kernel on one thread for
 # Taichi, OpenBLAS and OpenMP (with their default two threads each, two kernels
 # spun against each other and ran slower than one at a time): the index, zh and
@@ -123,7 +126,10 @@ test-notebooks: install-test
 	$(if $(OFFLINE),@echo "test-notebooks: PyPI is unreachable: the en chapters run in $(VENV) instead of a Binder environment")
 	$(if $(OFFLINE),$(NBVAL) notebooks/en,$(PY) -m pytest -p no:cacheprovider -s -m notebooks tests/test_binder.py)
 	$(NBVAL) notebooks/00-index.ipynb $(if $(OFFLINE),,$(wildcard notebooks/en/25-training-on-many-machines.ipynb)) \
-		notebooks/zh $(wildcard notebooks/solutions)
+		$(wildcard notebooks/solutions)
+
+test-notebooks-zh: install-test
+	$(NBVAL) notebooks/zh
 
 bench: install-test
 	$(PY) benchmarks/run.py

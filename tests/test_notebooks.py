@@ -63,3 +63,22 @@ def test_chinese_chapter_has_the_english_code(zh: Path) -> None:
     en = BOOK / "en" / zh.name
     assert en.exists(), f"{zh.name} has no English twin"
     assert [source(c) for c in code_cells(load(zh))] == [source(c) for c in code_cells(load(en))]
+
+
+SYNCED = ("outputs", "execution_count", "metadata")
+
+
+@pytest.mark.parametrize("zh", ZH, ids=lambda p: p.name)
+def test_chinese_chapter_stores_the_english_outputs(zh: Path) -> None:
+    """make test re-runs the English chapters only: a Chinese chapter is
+    validated by holding, cell for cell, the code and the stored outputs of
+    its English twin (what tools/sync_zh.py copies), so re-running it would
+    run the same code on the same inputs a second time."""
+    en_nb, zh_nb = load(BOOK / "en" / zh.name), load(zh)
+    pairs = list(zip(code_cells(en_nb), code_cells(zh_nb)))
+    for i, (a, b) in enumerate(pairs):
+        for key in SYNCED:
+            assert a.get(key) == b.get(key), (
+                f"{zh.name}: code cell {i} differs from the English chapter's in its {key}; "
+                f"run .venv/bin/python tools/sync_zh.py {zh.name}")
+    assert en_nb["metadata"] == zh_nb["metadata"], f"{zh.name}: notebook metadata differs from the English chapter's"
