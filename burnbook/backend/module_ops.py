@@ -31,6 +31,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from . import module_rnn
+
 __all__ = [
     "ConvOptions", "ConvTransposeOptions", "ModuleOps", "conv_output_size",
     "conv_transpose_output_size", "pool_output_size", "adaptive_bins",
@@ -192,6 +194,13 @@ class ModuleOps:
       dilation, ceil_mode, output_grad, indices) -> [N, C, H, W]`
     - `embedding(weights [n, d], indices I [b, s]) -> [b, s, d]`,
       `embedding_backward(weights, output_grad [b, s, d], indices) -> [n, d]`
+    - `lstm(x [n, T, d], input_weights, input_biases, hidden_weights,
+      hidden_biases, cell [n, H], hidden [n, H]) -> (cells, hiddens)`, each
+      `[n, T, H]`; `gru(x, ..., hidden, reset_after) -> hiddens`: a whole
+      recurrent layer, per-gate weights `[d, H]`/`[H, H]` and biases `[H]` or
+      None (`module_rnn.py`). They are composites, not in `MODULE_OPS`: the
+      default runs on any backend's primitives (tracked ones on `Autodiff[B]`,
+      so no backward rule of their own), and NdArray overrides them.
     """
 
     # -- helpers (primitive ops only) ---------------------------------------------------
@@ -451,6 +460,10 @@ class ModuleOps:
         zeros = cls.float_full((n, d), 0.0, cls.float_device(weights), cls.float_dtype(output_grad))
         return cls.float_select_assign(zeros, 0, cls.int_reshape(indices, (b * s,)),
                                        cls.float_reshape(output_grad, (b * s, d)))
+
+    # -- recurrent layers (composites of the primitives above) -----------------------------
+    lstm = classmethod(module_rnn.lstm)
+    gru = classmethod(module_rnn.gru)
 
 
 def _unsqueeze2(B: Any, p: Any) -> Any:

@@ -14,6 +14,7 @@ Max pools reduce the kh*kw strided tap views elementwise. No Python loop
 runs over the batch, the groups or the pixels, only over the kh*kw kernel
 taps (and the stride phases).
 
+LSTM and GRU layers are one NumPy loop each (`ndarray_rnn.py`).
 Everything else (1-D ops, average and adaptive pooling, embedding) uses the
 defaults of `ModuleOps`, which on NdArray are already a few NumPy matmuls.
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import ndarray_rnn
 from .module_ops import ModuleOps, conv_output_size, conv_transpose_output_size, pool_output_size
 
 
@@ -241,6 +243,9 @@ def _depthwise_transpose(x: np.ndarray, weight: np.ndarray, groups: int, stride,
 
 class NdArrayModuleOps(ModuleOps):
     """The overrides NdArray mixes in before `Backend`'s defaults."""
+
+    lstm = staticmethod(ndarray_rnn.lstm)   # a recurrent layer as one NumPy loop
+    gru = staticmethod(ndarray_rnn.gru)
 
     @staticmethod
     def conv2d(x, weight, bias, options):

@@ -13,7 +13,8 @@ from typing import Any
 
 from burnbook.config import config
 from burnbook.module import Module
-from burnbook.tensor import Tensor, activation
+from burnbook.tensor import Tensor
+from burnbook.tensor import module as M
 from .common import check_config, resolve_backend, show
 from .initializer import Initializer, XavierNormal
 from .linear import Linear, LinearConfig
@@ -46,33 +47,14 @@ class GateController(Module):
         return x + (h if reset is None else reset * h)
 
 
-def _packed(gates: list) -> tuple:
-    """The gates' input and hidden transforms packed side by side: `(W_x
-    [d_input, k*H], b_x [1, k*H] | None, W_h [H, k*H], b_h [1, k*H] | None)`.
-    Each gate's columns are its own Linear's, so every output is the same dot
-    product; one matmul then serves all the gates (the input's for the whole
-    sequence at once)."""
-    def pack(linears: list) -> tuple:
-        w = Tensor.cat([lin.weight.val() for lin in linears], 1)
-        if any(lin.bias is None for lin in linears):
-            return w, None
-        return w, Tensor.cat([lin.bias.val() for lin in linears], 0).unsqueeze()
-    return (*pack([g.input_transform for g in gates]), *pack([g.hidden_transform for g in gates]))
-
-
-def _projected(batched_input: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
-    """`[batch, seq, d_input]` @ `w` (+ `b`) as one 2-D matmul -> `[batch, seq, k*H]`."""
-    batch, seq, d_input = batched_input.dims()
-    out = batched_input.reshape([batch * seq, d_input]).matmul(w)
-    if b is not None:
-        out = out + b
-    return out.reshape([batch, seq, w.dims()[1]])
-
-
-def _step(xs: Tensor, t: int) -> Tensor:
-    """Step `t` of `[batch, seq, k]` as `[batch, k]`."""
-    batch, _, k = xs.dims()
-    return xs.narrow(1, t, 1).reshape([batch, k])
+def _weights(gates: list) -> tuple[list, list, list, list]:
+    """The gates' input weights, input biases, hidden weights and hidden
+    biases (None where a gate has no bias), in `gates`' order, for the
+    backend's recurrent ops (`burnbook.tensor.module.lstm`/`gru`)."""
+    def side(linears: list) -> tuple[list, list]:
+        return ([lin.weight.val() for lin in linears],
+                [None if lin.bias is None else lin.bias.val() for lin in linears])
+    return (*side([g.input_transform for g in gates]), *side([g.hidden_transform for g in gates]))
 
 
 def _gates(names: tuple[str, ...], d_input: int, d_hidden: int, bias: bool,
@@ -140,24 +122,9 @@ class Lstm(Module):
             cell = hidden = _initial(batched_input, self.d_hidden)
         else:
             cell, hidden = state
-        cells, hiddens = [], []
-        h = self.d_hidden
-        # forget, input, output gates first: one sigmoid covers the three
-        wx, bx, wh, bh = _packed([self.forget_gate, self.input_gate, self.output_gate, self.cell_gate])
-        xs = _projected(batched_input, wx, bx)
-        for t in range(batched_input.dims()[1]):
-            hs = hidden.matmul(wh)
-            z = _step(xs, t) + (hs if bh is None else hs + bh)
-            fio = activation.sigmoid(z.narrow(1, 0, 3 * h))
-            f, i, o = fio.narrow(1, 0, h), fio.narrow(1, h, h), fio.narrow(1, 2 * h, h)
-            g = z.narrow(1, 3 * h, h).tanh()
-            cell = f * cell + i * g
-            hidden = o * cell.tanh()
-            cells.append(cell)
-            hiddens.append(hidden)
-        # One stack at the end instead of Burn's slice_assign per step: the
-        # same values with a smaller graph.
-        return Tensor.stack(cells, 1), Tensor.stack(hiddens, 1)
+        # ONNX's gate order: the three sigmoid gates first, then the cell's
+        gates = _weights([self.input_gate, self.output_gate, self.forget_gate, self.cell_gate])
+        return M.lstm(batched_input, *gates, cell, hidden)
 
     def extra_repr(self) -> dict:
         d_input = self.input_gate.input_transform.weight.val().dims()[0]
@@ -213,30 +180,8 @@ class Gru(Module):
         d_input = self.update_gate.input_transform.weight.val().dims()[0]
         _check_input("Gru", batched_input, d_input)
         hidden = _initial(batched_input, self.d_hidden) if state is None else state
-        hiddens = []
-        h = self.d_hidden
-        if not self.reset_after:  # the new gate's hidden input depends on r: no packing
-            for t in range(batched_input.dims()[1]):
-                x = batched_input[:, t].squeeze(1)
-                z = activation.sigmoid(self.update_gate.gate_product(x, hidden))
-                r = activation.sigmoid(self.reset_gate.gate_product(x, hidden))
-                n = self.new_gate.gate_product(x, hidden * r).tanh()
-                hidden = n - z * n + z * hidden
-                hiddens.append(hidden)
-            return Tensor.stack(hiddens, 1)
-        wx, bx, wh, bh = _packed([self.update_gate, self.reset_gate, self.new_gate])
-        xs = _projected(batched_input, wx, bx)
-        for t in range(batched_input.dims()[1]):
-            x = _step(xs, t)
-            hs = hidden.matmul(wh)
-            if bh is not None:
-                hs = hs + bh
-            zr = activation.sigmoid(x.narrow(1, 0, 2 * h) + hs.narrow(1, 0, 2 * h))
-            z, r = zr.narrow(1, 0, h), zr.narrow(1, h, h)
-            n = (x.narrow(1, 2 * h, h) + r * hs.narrow(1, 2 * h, h)).tanh()
-            hidden = n - z * n + z * hidden
-            hiddens.append(hidden)
-        return Tensor.stack(hiddens, 1)
+        gates = _weights([self.update_gate, self.reset_gate, self.new_gate])
+        return M.gru(batched_input, *gates, hidden, self.reset_after)
 
     def extra_repr(self) -> dict:
         d_input = self.update_gate.input_transform.weight.val().dims()[0]

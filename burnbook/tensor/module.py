@@ -26,7 +26,7 @@ from .kind import Float, Int
 __all__ = [
     "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d",
     "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d", "avg_pool2d",
-    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "embedding",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "embedding", "lstm", "gru",
 ]
 
 _LAYOUT = {3: "[batch, channels, length]", 4: "[batch, channels, height, width]"}
@@ -242,3 +242,65 @@ def embedding(weights, indices):
     _check("embedding", indices, 2, "indices", Int)
     _same_backend("embedding", weights, indices)
     return weights._as(weights.backend.embedding(weights._p, indices._p), rank=3)
+
+
+# -- recurrent layers ---------------------------------------------------------------------
+
+def _check_recurrent(op: str, x, gates: int, input_weights, input_biases, hidden_weights,
+                     hidden_biases, states) -> int:
+    """Check a recurrent op's tensors against `x [batch, seq, d_input]`; returns H."""
+    _check(op, x, 3)
+    batch, seq, d_input = x.dims()
+    if seq < 1:
+        raise ValueError(f"{op}: x {x.dims()} [batch, seq, d_input] has no time step")
+    lists = {"input_weights": input_weights, "input_biases": input_biases,
+             "hidden_weights": hidden_weights, "hidden_biases": hidden_biases}
+    for name, ts in lists.items():
+        if len(ts) != gates:
+            raise ValueError(f"{op}: {name} needs one entry per gate ({gates}), got {len(ts)}")
+    hidden = states[-1]
+    _check(op, hidden, 2, "hidden")
+    h = hidden.dims()[1]
+    want = {"input_weights": [d_input, h], "hidden_weights": [h, h], "input_biases": [h], "hidden_biases": [h]}
+    for name, ts in lists.items():
+        for k, t in enumerate(ts):
+            if t is None and name.endswith("biases"):
+                continue
+            _check(op, t, len(want[name]), f"{name}[{k}]")
+            if t.dims() != want[name]:
+                raise ValueError(f"{op}: {name}[{k}] is {t.dims()}, expected {want[name]} "
+                                 f"(x {x.dims()}, hidden {hidden.dims()})")
+    for name, s in zip(("cell", "hidden") if len(states) == 2 else ("hidden",), states):
+        _check(op, s, 2, name)
+        if s.dims() != [batch, h]:
+            raise ValueError(f"{op}: {name} is {s.dims()}, expected [batch={batch}, {h}]")
+    _same_backend(op, x, *input_weights, *input_biases, *hidden_weights, *hidden_biases, *states)
+    return h
+
+
+def _prims(ts) -> list:
+    return [None if t is None else t._p for t in ts]
+
+
+def lstm(x, input_weights, input_biases, hidden_weights, hidden_biases, cell, hidden):
+    """A whole LSTM layer: `x [batch, seq, d_input]`, per-gate weights in
+    ONNX's gate order (input, output, forget, cell): `input_weights` `[d_input,
+    H]`, `hidden_weights` `[H, H]`, biases `[H]` or None; the initial `cell`
+    and `hidden` `[batch, H]` -> every step's `(cells, hiddens)`, each
+    `[batch, seq, H]`. One backend op (`ModuleOps.lstm`)."""
+    _check_recurrent("lstm", x, 4, input_weights, input_biases, hidden_weights, hidden_biases,
+                     (cell, hidden))
+    cs, hs = x.backend.lstm(x._p, _prims(input_weights), _prims(input_biases), _prims(hidden_weights),
+                            _prims(hidden_biases), cell._p, hidden._p)
+    return x._as(cs), x._as(hs)
+
+
+def gru(x, input_weights, input_biases, hidden_weights, hidden_biases, hidden, reset_after: bool = True):
+    """A whole GRU layer: `x [batch, seq, d_input]`, per-gate weights and
+    biases as for `lstm` in the order (update, reset, new), the initial
+    `hidden [batch, H]` -> every step's hidden state `[batch, seq, H]`.
+    `reset_after` scales the new gate's hidden transform by the reset gate
+    (PyTorch's GRU); False scales the hidden state before it."""
+    _check_recurrent("gru", x, 3, input_weights, input_biases, hidden_weights, hidden_biases, (hidden,))
+    return x._as(x.backend.gru(x._p, _prims(input_weights), _prims(input_biases), _prims(hidden_weights),
+                               _prims(hidden_biases), hidden._p, bool(reset_after)))

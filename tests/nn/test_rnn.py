@@ -11,8 +11,10 @@ import numpy as np
 import pytest
 
 from burnbook import Tensor, nn
+from burnbook.autodiff import Autodiff
+from burnbook.backend import NdArray
 
-from .helpers import B, assert_close, assert_match, run_burn, run_torch, seeded, set_param
+from .helpers import TOL, B, assert_close, assert_match, run_burn, run_torch, seeded, set_param
 
 torch = pytest.importorskip("torch")
 
@@ -129,3 +131,132 @@ def test_gate_controller_and_initializer_default() -> None:
     assert nn.LstmConfig(3, 4).initializer == nn.Initializer.XavierNormal(gain=1.0)
     assert [p for p, _ in gate.named_params()] == [
         "input_transform.weight", "input_transform.bias", "hidden_transform.weight", "hidden_transform.bias"]
+
+
+# -- the fused recurrent ops: NdArray's NumPy loop and the protocol-only default ------------
+
+def _layer(kind: str, backend, bias: bool, reset_after: bool = True, drop: tuple = ()):
+    """An Lstm/Gru on `backend` with its torch twin (float64); the gate
+    transforms named in `drop` lose their bias (a zero bias in torch)."""
+    B.seed(5)
+    d_in, h = 5, 4
+    if kind == "lstm":
+        layer = nn.LstmConfig(d_in, h, bias=bias).init(backend=backend)
+        ref, order = torch.nn.LSTM(d_in, h, bias=bias, batch_first=True).double(), LSTM_ORDER
+    else:
+        layer = nn.GruConfig(d_in, h, bias=bias, reset_after=reset_after).init(backend=backend)
+        ref, order = torch.nn.GRU(d_in, h, bias=bias, batch_first=True).double(), GRU_ORDER
+    _copy_gates(layer, ref, order, bias)
+    for gate, side in drop:
+        rows = slice(order.index(gate) * h, (order.index(gate) + 1) * h)
+        with torch.no_grad():
+            getattr(ref, f"bias_{side}_l0")[rows] = 0.0
+        linear = getattr(getattr(layer, gate), "input_transform" if side == "ih" else "hidden_transform")
+        linear.bias = None
+    return layer, ref
+
+
+def _torch_forward(kind: str, ref, x: np.ndarray, states: tuple) -> tuple:
+    """torch's every-step hidden states (and, for an LSTM, cell states)."""
+    t = lambda a: torch.tensor(a, dtype=torch.float64)  # noqa: E731
+    if kind == "gru":
+        return (ref(t(x), t(states[0])[None])[0].detach().numpy(),)
+    state, cells, hiddens = (t(states[1])[None], t(states[0])[None]), [], []
+    for step in range(x.shape[1]):
+        out, state = ref(t(x[:, step:step + 1]), state)
+        hiddens.append(out.detach().numpy())
+        cells.append(state[1].detach().numpy().transpose(1, 0, 2))
+    return np.concatenate(cells, 1), np.concatenate(hiddens, 1)
+
+
+FUSED = [("lstm", True, True, ()), ("lstm", False, True, ()),
+         ("lstm", True, True, (("forget_gate", "hh"), ("cell_gate", "ih"))),
+         ("gru", True, True, ()), ("gru", False, True, ()), ("gru", True, True, (("new_gate", "hh"),)),
+         ("gru", True, False, (("reset_gate", "ih"),)), ("gru", False, False, ())]
+
+
+@pytest.mark.parametrize("kind,bias,reset_after,drop", FUSED)
+@pytest.mark.parametrize("scale", [1.0, 30.0])
+def test_ndarray_fused_op_matches_torch(kind: str, bias: bool, reset_after: bool, drop: tuple,
+                                        scale: float) -> None:
+    """NdArray's one-loop LSTM/GRU (`ndarray_rnn.py`) against torch, with
+    initial states, missing biases, both GRU reset forms and, at scale 30,
+    saturated gates (its sigmoid is 0.5 tanh(a/2) + 0.5)."""
+    layer, ref = _layer(kind, NdArray, bias, reset_after, drop)
+    x = seeded([3, 6, 5], 11) * scale
+    states = (seeded([3, 4], 12), seeded([3, 4], 13))[: 2 if kind == "lstm" else 1]
+    ts = [Tensor[NdArray, 2].from_data(s.astype(np.float32)) for s in states]
+    ours = layer.forward(Tensor[NdArray, 3].from_data(x.astype(np.float32)), tuple(ts) if kind == "lstm" else ts[0])
+    ours = ours if kind == "lstm" else (ours,)
+    if kind == "gru" and not reset_after:  # torch has only the reset-after form: the formula by hand
+        theirs = (_gru_reset_before(layer, x, states[0]),)
+    else:
+        theirs = _torch_forward(kind, ref, x, states)
+    for got, want in zip(ours, theirs):
+        assert got.dims() == [3, 6, 4]
+        np.testing.assert_allclose(got.to_numpy(), want, rtol=1e-5, atol=2e-6)
+
+
+def _gru_reset_before(layer, x: np.ndarray, h: np.ndarray) -> np.ndarray:
+    def affine(lin, v):
+        out = v @ lin.weight.val().to_numpy().astype(np.float64)
+        return out if lin.bias is None else out + lin.bias.val().to_numpy()
+
+    def gate(g, xt, hv):
+        return affine(g.input_transform, xt) + affine(g.hidden_transform, hv)
+
+    sig = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+    out = []
+    for t in range(x.shape[1]):
+        z, r = sig(gate(layer.update_gate, x[:, t], h)), sig(gate(layer.reset_gate, x[:, t], h))
+        n = np.tanh(gate(layer.new_gate, x[:, t], r * h))
+        h = (1 - z) * n + z * h
+        out.append(h)
+    return np.stack(out, 1)
+
+
+@pytest.mark.parametrize("kind,bias,reset_after,drop", [FUSED[2], FUSED[5], FUSED[6]])
+def test_default_recurrent_ops_follow_the_protocol(kind: str, bias: bool, reset_after: bool, drop: tuple) -> None:
+    """`ModuleOps.lstm`/`gru` (the defaults every backend but NdArray runs)
+    on Autodiff[Strict]: only protocol calls; forward and every gradient
+    against torch (a finite-free check of the composition's backward)."""
+    from ..autodiff.strict import Strict
+
+    AS = Autodiff[Strict]
+    layer, ref = _layer(kind, AS, bias, reset_after, drop)
+    layer_nd, _ = _layer(kind, NdArray, bias, reset_after, drop)
+    x = seeded([2, 4, 5], 14)
+    xt = Tensor[AS, 3].from_data(x.astype(np.float32)).require_grad()
+    out = layer.forward(xt)
+    out = Tensor.cat(list(out), 2) if kind == "lstm" else out
+    fused = layer_nd.forward(Tensor[NdArray, 3].from_data(x.astype(np.float32)))
+    fused = np.concatenate([o.to_numpy() for o in fused], 2) if kind == "lstm" else fused.to_numpy()
+    np.testing.assert_allclose(out.to_numpy(), fused, rtol=1e-5, atol=1e-6)
+    if kind == "gru" and not reset_after:
+        return  # torch has no reset-before GRU; the forward was checked against NdArray's
+    r = seeded(out.dims(), 15)
+    grads = out.mul(Tensor[AS, 3].from_data(r.astype(np.float32))).sum().backward()
+    tx = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+    zeros = (np.zeros((2, 4)),) * 2
+    if kind == "lstm":
+        cells, hiddens = _torch_lstm_tracked(ref, tx)
+        theirs = torch.cat([cells, hiddens], 2)
+    else:
+        theirs = ref(tx, torch.tensor(zeros[0])[None])[0]
+    (theirs * torch.tensor(r)).sum().backward()
+    np.testing.assert_allclose(xt.grad(grads).to_numpy(), tx.grad.numpy(), **TOL)
+    w = layer.input_gate if kind == "lstm" else layer.new_gate
+    name = "input_gate" if kind == "lstm" else "new_gate"
+    order = LSTM_ORDER if kind == "lstm" else GRU_ORDER
+    rows = slice(order.index(name) * 4, (order.index(name) + 1) * 4)
+    np.testing.assert_allclose(w.hidden_transform.weight.val().grad(grads).to_numpy(),
+                               ref.weight_hh_l0.grad.numpy()[rows].T, **TOL)
+
+
+def _torch_lstm_tracked(ref, tx):
+    state, cells, hiddens = None, [], []
+    for step in range(tx.shape[1]):
+        out, state = ref(tx[:, step:step + 1], state)
+        hiddens.append(out)
+        cells.append(state[1].transpose(0, 1))
+    return torch.cat(cells, 1), torch.cat(hiddens, 1)

@@ -1,0 +1,127 @@
+"""The recurrent module ops' defaults (`ModuleOps.lstm`, `ModuleOps.gru`).
+
+A whole LSTM or GRU layer over a sequence is one backend op, so a backend can
+run the recurrence as one tight loop (NdArray does, `ndarray_rnn.py`). These
+defaults write the same recurrence with the protocol's primitive ops only
+(`float_cat`, `float_matmul`, `float_slice`, `float_sigmoid`, ...): on
+`Autodiff[B]` each of them is tracked, so the layer's gradients come from the
+primitives' own backward rules, and Taichi or Fusion run them as they are.
+
+Arguments are primitives. Each gate brings its own input weight `[d_input,
+H]`, hidden weight `[H, H]` and optional biases `[H]` (burnbook's layers keep
+one `Linear` per gate, with any bias possibly absent); the op packs them side
+by side so that one matmul per step serves every gate. Gate orders are ONNX's:
+LSTM (input, output, forget, cell), GRU (update, reset, new).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+
+def packed(B: Any, weights: Sequence[Any], biases: Sequence[Any]) -> tuple[Any, Any]:
+    """The gates' weights side by side `[rows, k*H]` and their biases as one
+    `[1, k*H]` row, a missing gate bias read as zeros (None if all are)."""
+    w = weights[0] if len(weights) == 1 else B.float_cat(list(weights), 1)
+    if all(b is None for b in biases):
+        return w, None
+    present = next(b for b in biases if b is not None)
+    h = B.float_shape(present)[0]
+    zeros = None
+    rows = []
+    for b in biases:
+        if b is None:
+            if zeros is None:
+                zeros = B.float_full((h,), 0.0, B.float_device(present), B.float_dtype(present))
+            b = zeros
+        rows.append(b)
+    return w, B.float_reshape(B.float_cat(rows, 0), (1, len(biases) * h))
+
+
+def _cols(B: Any, p: Any, start: int, size: int) -> Any:
+    """Columns `start .. start+size` of a `[n, k]` primitive."""
+    n = B.float_shape(p)[0]
+    return B.float_slice(p, (slice(0, n, 1), slice(start, start + size, 1)))
+
+
+def _projected(B: Any, x: Any, w: Any, b: Any) -> Any:
+    """`x [n, T, d] @ w [d, k]` (+ b) for every step at once, time-major:
+    `[T, n, k]`, so step t is a contiguous slice."""
+    n, steps, d = B.float_shape(x)
+    k = B.float_shape(w)[1]
+    xt = B.float_reshape(B.float_swap_dims(x, 0, 1), (steps * n, d))
+    out = B.float_matmul(xt, w)
+    if b is not None:
+        out = B.float_add(out, b)
+    return B.float_reshape(out, (steps, n, k))
+
+
+def _step(B: Any, xs: Any, t: int) -> Any:
+    steps, n, k = B.float_shape(xs)
+    return B.float_reshape(B.float_slice(xs, (slice(t, t + 1, 1), slice(0, n, 1), slice(0, k, 1))), (n, k))
+
+
+def _stacked(B: Any, states: list) -> Any:
+    """Per-step `[n, H]` states -> `[n, T, H]`."""
+    n, h = B.float_shape(states[0])
+    return B.float_cat([B.float_reshape(s, (n, 1, h)) for s in states], 1)
+
+
+def lstm(B: Any, x: Any, input_weights: Sequence[Any], input_biases: Sequence[Any],
+         hidden_weights: Sequence[Any], hidden_biases: Sequence[Any], cell: Any, hidden: Any) -> tuple:
+    """LSTM over `x [n, T, d_input]` from `(cell, hidden)` `[n, H]`:
+    i, o, f = sigmoid(.), g = tanh(.), c' = f c + i g, h' = o tanh(c').
+    Returns every step's `(cells, hiddens)`, each `[n, T, H]`."""
+    h = B.float_shape(cell)[1]
+    wx, bx = packed(B, input_weights, input_biases)
+    wh, bh = packed(B, hidden_weights, hidden_biases)
+    xs = _projected(B, x, wx, bx)
+    cells, hiddens = [], []
+    for t in range(B.float_shape(xs)[0]):
+        z = B.float_matmul(hidden, wh)
+        if bh is not None:
+            z = B.float_add(z, bh)
+        z = B.float_add(_step(B, xs, t), z)
+        gates = B.float_sigmoid(_cols(B, z, 0, 3 * h))  # i, o, f: one sigmoid
+        i, o, f = _cols(B, gates, 0, h), _cols(B, gates, h, h), _cols(B, gates, 2 * h, h)
+        g = B.float_tanh(_cols(B, z, 3 * h, h))
+        cell = B.float_add(B.float_mul(f, cell), B.float_mul(i, g))
+        hidden = B.float_mul(o, B.float_tanh(cell))
+        cells.append(cell)
+        hiddens.append(hidden)
+    return _stacked(B, cells), _stacked(B, hiddens)
+
+
+def gru(B: Any, x: Any, input_weights: Sequence[Any], input_biases: Sequence[Any],
+        hidden_weights: Sequence[Any], hidden_biases: Sequence[Any], hidden: Any,
+        reset_after: bool) -> Any:
+    """GRU over `x [n, T, d_input]` from `hidden [n, H]`: z, r = sigmoid(.),
+    n = tanh(W_n x + b_n + r * (U_n h + c_n)) with `reset_after` (PyTorch's
+    form), or tanh(W_n x + b_n + U_n (r * h) + c_n) without; h' = (1 - z) n
+    + z h. Returns every step's hidden state, `[n, T, H]`."""
+    h = B.float_shape(hidden)[1]
+    wx, bx = packed(B, input_weights, input_biases)
+    xs = _projected(B, x, wx, bx)
+    if reset_after:
+        wh, bh = packed(B, hidden_weights, hidden_biases)
+    else:  # the new gate's hidden input is r * h: its own matmul
+        wh, bh = packed(B, hidden_weights[:2], hidden_biases[:2])
+        wn, bn = packed(B, hidden_weights[2:], hidden_biases[2:])
+    hiddens = []
+    for t in range(B.float_shape(xs)[0]):
+        xt = _step(B, xs, t)
+        hs = B.float_matmul(hidden, wh)
+        if bh is not None:
+            hs = B.float_add(hs, bh)
+        zr = B.float_sigmoid(B.float_add(_cols(B, xt, 0, 2 * h), _cols(B, hs, 0, 2 * h)))
+        z, r = _cols(B, zr, 0, h), _cols(B, zr, h, h)
+        if reset_after:
+            hn = B.float_mul(r, _cols(B, hs, 2 * h, h))
+        else:
+            hn = B.float_matmul(B.float_mul(hidden, r), wn)
+            if bn is not None:
+                hn = B.float_add(hn, bn)
+        n = B.float_tanh(B.float_add(_cols(B, xt, 2 * h, h), hn))
+        hidden = B.float_add(n, B.float_mul(z, B.float_sub(hidden, n)))
+        hiddens.append(hidden)
+    return _stacked(B, hiddens)
