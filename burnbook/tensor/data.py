@@ -49,6 +49,12 @@ def as_dim(value, op: str, arg: str = "shape", allow: tuple[int, ...] = ()) -> i
 def as_dims(shape, op: str, arg: str = "shape", allow: tuple[int, ...] = ()) -> list[int]:
     """A shape (a sequence of sizes, or one int) as a list of ints; floats,
     strings and negative sizes are refused with the offending value named."""
+    if type(shape) is list or type(shape) is tuple:
+        # The common case, checked in two C-level passes: plain non-negative
+        # ints (bool is a subclass of int, not `int` itself, so it falls through).
+        dims = list(shape)
+        if all(type(d) is int for d in dims) and (not dims or min(dims) >= 0):
+            return dims
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, (bool, np.bool_)):
         return [as_dim(shape, op, arg, allow)]
     if isinstance(shape, (str, bytes)) or not isinstance(shape, Iterable):

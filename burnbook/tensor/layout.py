@@ -115,8 +115,12 @@ class LayoutOps:
     def narrow(self, dim: int, start: int, length: int):
         d = self._dim(dim, "narrow")
         start, length = as_dim(start, "narrow", "start"), as_dim(length, "narrow", "length")
-        ranges = [slice(None)] * d + [(start, start + length)]
-        return self._like(self._ops.slice(self._p, self._ranges(ranges, "narrow")))
+        dims = self._ops.shape(self._p)
+        if start + length > dims[d]:
+            raise IndexError(f"narrow: range {start}..{start + length} is out of bounds for dim {d} "
+                             f"of size {dims[d]}")
+        ranges = tuple(slice(0, dims[i], 1) for i in range(d)) + (slice(start, start + length, 1),)
+        return self._like(self._ops.slice(self._p, ranges))
 
     def chunk(self, num_chunks: int, dim: int = 0) -> list:
         """Split into at most `num_chunks` pieces along `dim` (PyTorch sizes)."""
@@ -134,26 +138,26 @@ class LayoutOps:
         """The same values in `shape`; -1 infers one size, 0 keeps the size
         at that position (Burn), except in a tensor with no elements, where
         0 is a zero-size dim (so [0, 3] reshapes to [3, 0])."""
-        dims = self.dims()
-        total = self.num_elements()
-        keep = total > 0
+        dims = self._ops.shape(self._p)
+        total = math.prod(dims)
         shape = as_dims(shape, "reshape", allow=(-1,))
-        shape = [dims[i] if s == 0 and keep and i < len(dims) else s for i, s in enumerate(shape)]
-        if shape.count(-1) > 1:
-            raise ValueError(f"reshape: only one -1 allowed in {shape}")
+        if total > 0 and 0 in shape:
+            shape = [dims[i] if s == 0 and i < len(dims) else s for i, s in enumerate(shape)]
         if -1 in shape:
-            known = 1
-            for s in shape:
-                if s != -1:
-                    known *= s
+            if shape.count(-1) > 1:
+                raise ValueError(f"reshape: only one -1 allowed in {shape}")
+            known = -math.prod(shape)
             if known == 0 or total % known:
-                raise ValueError(f"reshape: cannot reshape {dims} into {shape}")
+                raise ValueError(f"reshape: cannot reshape {list(dims)} into {shape}")
             shape[shape.index(-1)] = total // known
-        n = 1
-        for s in shape:
-            n *= s
-        if n != total or any(s < 0 for s in shape):
-            raise ValueError(f"reshape: cannot reshape {dims} ({total} elements) into {shape} ({n} elements)")
+        n = math.prod(shape)
+        if n != total:
+            raise ValueError(f"reshape: cannot reshape {list(dims)} ({total} elements) into {shape} ({n} elements)")
+        return self._as(self._ops.reshape(self._p, tuple(shape)), rank=len(shape))
+
+    def _reshaped(self, shape: list):
+        """`reshape` to a shape the caller derived from this tensor's own
+        dims (same element count by construction): no checks to repeat."""
         return self._as(self._ops.reshape(self._p, tuple(shape)), rank=len(shape))
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1):
@@ -164,7 +168,7 @@ class LayoutOps:
         n = 1
         for v in dims[s:e + 1]:
             n *= v
-        return self.reshape(dims[:s] + [n] + dims[e + 1:])
+        return self._reshaped(dims[:s] + [n] + dims[e + 1:])
 
     def squeeze(self, dim: int):
         """Remove `dim`, which must have size 1."""
@@ -174,11 +178,11 @@ class LayoutOps:
             raise ValueError(f"squeeze: dim {dim} has size {dims[d]}, not 1 (shape {dims})")
         if self._D == 1:
             raise ValueError("squeeze: a rank-1 tensor cannot lose its only dim")
-        return self.reshape(dims[:d] + dims[d + 1:])
+        return self._reshaped(dims[:d] + dims[d + 1:])
 
     def unsqueeze(self):
         """Add a leading dim of size 1."""
-        return self.reshape([1] + self.dims())
+        return self._reshaped([1] + self.dims())
 
     def unsqueeze_dim(self, dim: int):
         """Insert a dim of size 1 at `dim` (negative counts from the new end)."""
@@ -186,7 +190,7 @@ class LayoutOps:
         if not 0 <= d <= self._D:
             raise IndexError(f"unsqueeze_dim: dim {dim} is out of range for a new rank of {self._D + 1}")
         dims = self.dims()
-        return self.reshape(dims[:d] + [1] + dims[d:])
+        return self._reshaped(dims[:d] + [1] + dims[d:])
 
     def swap_dims(self, dim1: int, dim2: int):
         d1, d2 = self._dim(dim1, "swap_dims"), self._dim(dim2, "swap_dims")
