@@ -301,16 +301,16 @@ class NdArray(NdArrayModuleOps, Backend):
 
     @staticmethod
     def float_sigmoid(p):
-        # Backend's stable formula (e = e^-|x|; 1/(1+e), or e/(1+e) below 0)
-        # in place: a third of the default's time. The below-0 choice is
-        # arithmetic, r * (e if x < 0 else 1) built from the mask (the same
-        # bits): a masked copy branches per element and took 5x longer.
-        e = np.abs(p, out=np.empty_like(p))
-        np.exp(np.negative(e, out=e), out=e)
-        r = np.reciprocal(np.add(e, 1, out=np.empty_like(e)), out=np.empty_like(e))
-        neg = np.less(p, 0)
-        np.add(np.multiply(e, neg, out=e), np.logical_not(neg), out=e)
-        return np.multiply(r, e, out=r)
+        # 1 / (1 + e^-x) in four passes. e^-x overflows to inf below x = -88
+        # (f32), giving 0 as PyTorch does; elsewhere the error stays within
+        # rounding on both tails (the division by a large 1 + e^-x is exact
+        # to an ulp). f16 runs in f32: its own e^-x would overflow at -11.
+        q = p.astype(np.float32) if p.dtype.char == "e" else p
+        with np.errstate(over="ignore"):
+            e = np.exp(np.negative(q))
+        e += 1
+        r = np.reciprocal(e, out=e)
+        return r.astype(np.float16) if q is not p else r
 
     # -- comparison ----------------------------------------------------------
     float_equal = staticmethod(np.equal)
