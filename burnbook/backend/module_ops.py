@@ -195,7 +195,8 @@ class ModuleOps:
     - `embedding(weights [n, d], indices I [b, s]) -> [b, s, d]`,
       `embedding_backward(weights, output_grad [b, s, d], indices) -> [n, d]`
     - `lstm(x [n, T, d], input_weights, input_biases, hidden_weights,
-      hidden_biases, cell [n, H], hidden [n, H]) -> (cells, hiddens)`, each
+      hidden_biases, cell [n, H] | None, hidden [n, H] | None) -> (cells,
+      hiddens)` (a None state is zeros), each
       `[n, T, H]`; `gru(x, ..., hidden, reset_after) -> hiddens`: a whole
       recurrent layer, per-gate weights `[d, H]`/`[H, H]` and biases `[H]` or
       None (`module_rnn.py`). They are composites, not in `MODULE_OPS`: the

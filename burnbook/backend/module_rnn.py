@@ -67,12 +67,20 @@ def _stacked(B: Any, states: list) -> Any:
     return B.float_cat([B.float_reshape(s, (n, 1, h)) for s in states], 1)
 
 
+def _zeros_if_none(B: Any, state: Any, x: Any, h: int) -> Any:
+    """An initial state, zeros `[n, H]` in x's dtype when None."""
+    if state is not None:
+        return state
+    return B.float_full((B.float_shape(x)[0], h), 0.0, B.float_device(x), B.float_dtype(x))
+
+
 def lstm(B: Any, x: Any, input_weights: Sequence[Any], input_biases: Sequence[Any],
          hidden_weights: Sequence[Any], hidden_biases: Sequence[Any], cell: Any, hidden: Any) -> tuple:
-    """LSTM over `x [n, T, d_input]` from `(cell, hidden)` `[n, H]`:
-    i, o, f = sigmoid(.), g = tanh(.), c' = f c + i g, h' = o tanh(c').
+    """LSTM over `x [n, T, d_input]` from `(cell, hidden)` `[n, H]` (None:
+    zeros): i, o, f = sigmoid(.), g = tanh(.), c' = f c + i g, h' = o tanh(c').
     Returns every step's `(cells, hiddens)`, each `[n, T, H]`."""
-    h = B.float_shape(cell)[1]
+    h = B.float_shape(hidden_weights[0])[0]
+    cell, hidden = _zeros_if_none(B, cell, x, h), _zeros_if_none(B, hidden, x, h)
     wx, bx = packed(B, input_weights, input_biases)
     wh, bh = packed(B, hidden_weights, hidden_biases)
     xs = _projected(B, x, wx, bx)
@@ -95,11 +103,12 @@ def lstm(B: Any, x: Any, input_weights: Sequence[Any], input_biases: Sequence[An
 def gru(B: Any, x: Any, input_weights: Sequence[Any], input_biases: Sequence[Any],
         hidden_weights: Sequence[Any], hidden_biases: Sequence[Any], hidden: Any,
         reset_after: bool) -> Any:
-    """GRU over `x [n, T, d_input]` from `hidden [n, H]`: z, r = sigmoid(.),
+    """GRU over `x [n, T, d_input]` from `hidden [n, H]` (None: zeros): z, r = sigmoid(.),
     n = tanh(W_n x + b_n + r * (U_n h + c_n)) with `reset_after` (PyTorch's
     form), or tanh(W_n x + b_n + U_n (r * h) + c_n) without; h' = (1 - z) n
     + z h. Returns every step's hidden state, `[n, T, H]`."""
-    h = B.float_shape(hidden)[1]
+    h = B.float_shape(hidden_weights[0])[0]
+    hidden = _zeros_if_none(B, hidden, x, h)
     wx, bx = packed(B, input_weights, input_biases)
     xs = _projected(B, x, wx, bx)
     if reset_after:

@@ -3,137 +3,197 @@
 The defaults (`module_rnn.py`) cost ~15 backend calls per time step, each a
 few microseconds of Python on the small `[batch, H]` states of a recurrent
 layer. Here the input projection of every step is one matmul, then a step is
-one matmul and about ten in-place NumPy calls (`out=`) writing straight into
-the preallocated time-major outputs, which are returned as `[n, T, H]` views.
+one matmul and about ten in-place NumPy calls (positional `out`) writing
+straight into preallocated outputs.
+
+Everything runs feature-major: a state is `[H, n]` and the gates' weights
+are stacked as rows, `W^T [k*H, d]`, so a step's pre-activation is `W_h^T @
+h [k*H, n]` and every gate is a contiguous block of rows. (Batch-major
+`[n, k*H]` gate columns are strided views, which NumPy's ufuncs walk several
+times slower once n > 1.) The outputs `[T, H, n]` are returned as `[n, T, H]`
+views.
 
 Sigmoid is computed as `0.5 * tanh(a / 2) + 0.5`: the sigmoid gates' weight
-and bias columns are halved once per call (exact in binary floating point),
-so one `tanh` over the whole pre-activation row serves every gate.
+and bias rows are halved once per call (exact in binary floating point), so
+one `tanh` over the whole pre-activation serves every gate.
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+import weakref
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
+# Packed, halved weights per layer, keyed by the identity of the gate
+# arrays they came from. NdArray never mutates a primitive, so the same
+# arrays mean the same packing; an entry goes when any of its arrays dies.
+_PACKED: dict = {}
 
-def _packed(weights: Sequence[np.ndarray], biases: Sequence[Any]) -> tuple[np.ndarray, Any]:
-    """Fresh `[rows, k*H]` weights and `[k*H]` bias (zeros for a missing gate
-    bias, None if all are missing): the caller may scale them in place."""
-    w = np.concatenate(weights, axis=1)
+
+def _cached(tag: str, arrays: Sequence[Any], make: Callable[[], tuple]) -> tuple:
+    """`make()`, or what it gave for these very arrays (`None` entries
+    allowed) under `tag` before."""
+    key = (tag, *map(id, arrays))
+    hit = _PACKED.get(key)
+    if hit is not None and all(r() is a for r, a in zip(hit[0], arrays)):
+        return hit[1]
+    value = make()
+
+    def forget(_ref: Any, key: tuple = key) -> None:
+        _PACKED.pop(key, None)
+    refs = [(lambda: None) if a is None else weakref.ref(a, forget) for a in arrays]
+    _PACKED[key] = (refs, value)
+    return value
+
+
+def _rows(weights: Sequence[np.ndarray]) -> np.ndarray:
+    """The gates' `[rows, H]` weights as one fresh feature-major `[k*H, rows]`."""
+    return np.concatenate([g.T for g in weights], axis=0)
+
+
+def _column(biases: Sequence[Any], h: int, dtype: np.dtype) -> Any:
+    """The gates' `[H]` biases as one fresh `[k*H, 1]` column, zeros for a
+    missing one; None if all are missing."""
     if all(b is None for b in biases):
-        return w, None
-    h = weights[0].shape[1]
-    b = np.concatenate([np.zeros(h, w.dtype) if b is None else b for b in biases])
-    return w, b
+        return None
+    return np.concatenate([np.zeros(h, dtype) if b is None else b for b in biases]).reshape(-1, 1)
 
 
-def _halve(cols: int, *arrays: Any) -> None:
-    """Halve the first `cols` (sigmoid-gate) columns of each array in place."""
+def _sum(a: Any, b: Any) -> Any:
+    return b if a is None else a if b is None else a + b
+
+
+def _halve(rows: int, *arrays: Any) -> None:
+    """Halve the first `rows` (sigmoid-gate) rows of each array in place."""
     for a in arrays:
         if a is not None:
-            a[..., :cols] *= 0.5
+            np.multiply(a[:rows], 0.5, a[:rows])
+
+
+def _lstm_weights(input_weights, input_biases, hidden_weights, hidden_biases) -> tuple:
+    """`(W_x^T, W_h^T, b)`: packed, sigmoid rows halved, both biases in one
+    column (they add to the same pre-activation)."""
+    wx, wh = _rows(input_weights), _rows(hidden_weights)
+    h = wh.shape[1]
+    b = _sum(_column(input_biases, h, wx.dtype), _column(hidden_biases, h, wx.dtype))
+    _halve(3 * h, wx, wh, b)   # i, o, f are sigmoid gates; g is tanh
+    return wx, wh, b
+
+
+def _gru_weights(input_weights, input_biases, hidden_weights, hidden_biases, reset_after: bool) -> tuple:
+    """`(W_x^T, W_h^T, b, U_n^T, c_n)`, sigmoid rows halved. `b` holds every
+    bias outside the reset gate's reach: with `reset_after` the new gate's
+    hidden bias `c_n` stays apart (scaled by r) and `W_h^T` has all three
+    gates; without, `W_h^T` has z and r, and `U_n^T` the new gate's (its
+    input r * h is only known inside the step)."""
+    h = hidden_weights[0].shape[1]
+    wx = _rows(input_weights)
+    bx, bh = _column(input_biases, h, wx.dtype), _column(hidden_biases, h, wx.dtype)
+    cn = None
+    if reset_after:
+        wh, un = _rows(hidden_weights), None
+        if bh is not None:
+            cn = bh[2 * h:].copy()
+            bh[2 * h:] = 0.0
+    else:
+        wh, un = _rows(hidden_weights[:2]), _rows(hidden_weights[2:])
+    b = _sum(bx, bh)
+    _halve(2 * h, wx, wh, b)             # z, r are sigmoid gates; n is tanh
+    return wx, wh, b, un, cn
 
 
 def _projected(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """`x [n, T, d] @ w` for every step, time-major `[T, n, k]` (a fresh array)."""
-    n, steps, d = x.shape
-    return np.matmul(np.swapaxes(x, 0, 1).reshape(steps * n, d), w).reshape(steps, n, w.shape[1])
+    """`w [k, d] @ x_t^T` for every step t of `x [n, T, d]`: `[T, k, n]`, fresh."""
+    return np.matmul(w, x.transpose(1, 2, 0))
 
 
-def _sigmoid_from_tanh(s: np.ndarray) -> None:
-    """`tanh(a / 2)` -> `sigmoid(a)`, in place."""
-    s *= 0.5
-    s += 0.5
+def _state(p: Any, h: int, n: int, dt: np.dtype) -> np.ndarray:
+    """A `[n, H]` state (None: zeros) as a contiguous feature-major `[H, n]`."""
+    return np.zeros((h, n), dt) if p is None else np.ascontiguousarray(p.T, dtype=dt)
 
 
 def lstm(x: np.ndarray, input_weights: Sequence[np.ndarray], input_biases: Sequence[Any],
          hidden_weights: Sequence[np.ndarray], hidden_biases: Sequence[Any],
          cell: np.ndarray, hidden: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    h = cell.shape[1]
-    wx, bx = _packed(input_weights, input_biases)
-    wh, bh = _packed(hidden_weights, hidden_biases)
-    _halve(3 * h, wx, bx, wh, bh)   # i, o, f are sigmoid gates; g is tanh
+    h = hidden_weights[0].shape[0]
+    wx, wh, b = _cached("lstm", (*input_weights, *input_biases, *hidden_weights, *hidden_biases),
+                        lambda: _lstm_weights(input_weights, input_biases, hidden_weights, hidden_biases))
     xs = _projected(x, wx)
-    for b in (bx, bh):              # both biases add to every step's pre-activation
-        if b is not None:
-            xs += b
-    steps, n, _ = xs.shape
+    if b is not None:
+        xs += b
+    steps, _, n = xs.shape
     dt = xs.dtype
-    cells, hiddens = np.empty((steps, n, h), dt), np.empty((steps, n, h), dt)
-    z, ig = np.empty((n, 4 * h), dt), np.empty((n, h), dt)
+    cells, hiddens = np.empty((steps, h, n), dt), np.empty((steps, h, n), dt)
+    z, ig = np.empty((4 * h, n), dt), np.empty((h, n), dt)
     wh = wh.astype(dt, copy=False)
-    c, hid = cell.astype(dt, copy=False), hidden.astype(dt, copy=False)
-    i, o, f, g = z[:, :h], z[:, h:2 * h], z[:, 2 * h:3 * h], z[:, 3 * h:]
+    c, hid = _state(cell, h, n, dt), _state(hidden, h, n, dt)
+    i, o, f, g, s = z[:h], z[h:2 * h], z[2 * h:3 * h], z[3 * h:], z[:3 * h]
+    half = np.array(0.5, dt)
+    # positional `out` and 0-d constants: each call costs about half of
+    # the keyword / Python-float form on these small states
+    dot, add, mul, tanh = np.dot, np.add, np.multiply, np.tanh
     for t in range(steps):
-        np.matmul(hid, wh, out=z)
-        z += xs[t]
-        np.tanh(z, out=z)
-        _sigmoid_from_tanh(z[:, :3 * h])
+        dot(wh, hid, z)
+        add(z, xs[t], z)
+        tanh(z, z)
+        mul(s, half, s)             # tanh(a / 2) -> sigmoid(a) = 0.5 tanh + 0.5
+        add(s, half, s)
         ct, ht = cells[t], hiddens[t]
-        np.multiply(f, c, out=ct)
-        np.multiply(i, g, out=ig)
-        ct += ig
-        np.tanh(ct, out=ht)
-        ht *= o
+        mul(f, c, ct)
+        mul(i, g, ig)
+        add(ct, ig, ct)
+        tanh(ct, ht)
+        mul(ht, o, ht)
         c, hid = ct, ht
-    return np.swapaxes(cells, 0, 1), np.swapaxes(hiddens, 0, 1)
+    return cells.transpose(2, 0, 1), hiddens.transpose(2, 0, 1)
 
 
 def gru(x: np.ndarray, input_weights: Sequence[np.ndarray], input_biases: Sequence[Any],
         hidden_weights: Sequence[np.ndarray], hidden_biases: Sequence[Any],
         hidden: np.ndarray, reset_after: bool) -> np.ndarray:
-    h = hidden.shape[1]
-    wx, bx = _packed(input_weights, input_biases)
-    _halve(2 * h, wx, bx)           # z, r are sigmoid gates; n is tanh
+    h = hidden_weights[0].shape[0]
+    wx, wh, b, wn, bn = _cached(
+        f"gru{int(reset_after)}", (*input_weights, *input_biases, *hidden_weights, *hidden_biases),
+        lambda: _gru_weights(input_weights, input_biases, hidden_weights, hidden_biases, reset_after))
     xs = _projected(x, wx)
-    if bx is not None:
-        xs += bx
-    if reset_after:
-        wh, bh = _packed(hidden_weights, hidden_biases)
-        _halve(2 * h, wh, bh)
-        bn = None
-        if bh is not None:          # z's and r's hidden biases add like the input's
-            xs[..., :2 * h] += bh[:2 * h]
-            bn = bh[2 * h:]         # the new gate's is scaled by r: kept apart
-    else:
-        wh, bh = _packed(hidden_weights[:2], hidden_biases[:2])
-        wn, bn = _packed(hidden_weights[2:], hidden_biases[2:])
-        _halve(2 * h, wh, bh)
-        for part, b in ((slice(0, 2 * h), bh), (slice(2 * h, 3 * h), bn)):
-            if b is not None:       # outside r here: every hidden bias folds in
-                xs[..., part] += b
-    steps, n, _ = xs.shape
+    if b is not None:
+        xs += b
+    steps, _, n = xs.shape
     dt = xs.dtype
-    out = np.empty((steps, n, h), dt)
-    hs = np.empty((n, 2 * h if not reset_after else 3 * h), dt)
-    zr, z, r = hs[:, :2 * h], hs[:, :h], hs[:, h:2 * h]
+    out = np.empty((steps, h, n), dt)
+    hs = np.empty((3 * h if reset_after else 2 * h, n), dt)
+    zr, z, r = hs[:2 * h], hs[:h], hs[h:2 * h]
     if reset_after:
-        nn = hs[:, 2 * h:]
+        nn = hs[2 * h:]
+        if bn is not None:          # a full [H, n] block: a broadcast add is slower
+            bn = np.ascontiguousarray(np.broadcast_to(bn, (h, n)), dtype=dt)
     else:
-        nn, rh = np.empty((n, h), dt), np.empty((n, h), dt)
+        nn, rh = np.empty((h, n), dt), np.empty((h, n), dt)
         wn = wn.astype(dt, copy=False)
     wh = wh.astype(dt, copy=False)
-    hid = hidden.astype(dt, copy=False)
+    hid = _state(hidden, h, n, dt)
+    half = np.array(0.5, dt)
+    dot, add, sub, mul, tanh = np.dot, np.add, np.subtract, np.multiply, np.tanh
     for t in range(steps):
         xt = xs[t]
-        np.matmul(hid, wh, out=hs)
-        zr += xt[:, :2 * h]
-        np.tanh(zr, out=zr)
-        _sigmoid_from_tanh(zr)
+        dot(wh, hid, hs)
+        add(zr, xt[:2 * h], zr)
+        tanh(zr, zr)
+        mul(zr, half, zr)           # tanh(a / 2) -> sigmoid(a)
+        add(zr, half, zr)
         if reset_after:
             if bn is not None:
-                nn += bn
-            nn *= r
+                add(nn, bn, nn)
+            mul(nn, r, nn)
         else:
-            np.multiply(hid, r, out=rh)
-            np.matmul(rh, wn, out=nn)
-        nn += xt[:, 2 * h:]
-        np.tanh(nn, out=nn)
+            mul(hid, r, rh)
+            dot(wn, rh, nn)
+        add(nn, xt[2 * h:], nn)
+        tanh(nn, nn)
         ht = out[t]
-        np.subtract(hid, nn, out=ht)   # h' = n + z (h - n)
-        ht *= z
-        ht += nn
+        sub(hid, nn, ht)            # h' = n + z (h - n)
+        mul(ht, z, ht)
+        add(ht, nn, ht)
         hid = ht
-    return np.swapaxes(out, 0, 1)
+    return out.transpose(2, 0, 1)

@@ -62,11 +62,6 @@ def _gates(names: tuple[str, ...], d_input: int, d_hidden: int, bias: bool,
     return {n: GateController.new(d_input, d_hidden, bias, initializer, device, backend) for n in names}
 
 
-def _initial(batched_input: Tensor, d_hidden: int) -> Tensor:
-    batch = batched_input.dims()[0]
-    return Tensor[batched_input._B, 2].zeros([batch, d_hidden], batched_input.device())
-
-
 def _check_input(name: str, batched_input: Tensor, d_input: int) -> None:
     dims = batched_input.dims()
     if batched_input.ndim != 3 or dims[2] != d_input:
@@ -118,10 +113,7 @@ class Lstm(Module):
         hidden_states)`, each `[batch, seq, d_hidden]`."""
         d_input = self.input_gate.input_transform.weight.val().dims()[0]
         _check_input("Lstm", batched_input, d_input)
-        if state is None:
-            cell = hidden = _initial(batched_input, self.d_hidden)
-        else:
-            cell, hidden = state
+        cell, hidden = (None, None) if state is None else state   # None: zeros
         # ONNX's gate order: the three sigmoid gates first, then the cell's
         gates = _weights([self.input_gate, self.output_gate, self.forget_gate, self.cell_gate])
         return M.lstm(batched_input, *gates, cell, hidden)
@@ -179,7 +171,7 @@ class Gru(Module):
         `[batch, seq, d_hidden]` (PyTorch's `output`)."""
         d_input = self.update_gate.input_transform.weight.val().dims()[0]
         _check_input("Gru", batched_input, d_input)
-        hidden = _initial(batched_input, self.d_hidden) if state is None else state
+        hidden = state   # None: zeros
         gates = _weights([self.update_gate, self.reset_gate, self.new_gate])
         return M.gru(batched_input, *gates, hidden, self.reset_after)
 

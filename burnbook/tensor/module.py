@@ -247,60 +247,71 @@ def embedding(weights, indices):
 # -- recurrent layers ---------------------------------------------------------------------
 
 def _check_recurrent(op: str, x, gates: int, input_weights, input_biases, hidden_weights,
-                     hidden_biases, states) -> int:
-    """Check a recurrent op's tensors against `x [batch, seq, d_input]`; returns H."""
+                     hidden_biases, states: dict) -> None:
+    """Check a recurrent op's tensors against `x [batch, seq, d_input]` and
+    the hidden size H of `hidden_weights[0] [H, H]`, naming the first that
+    does not fit. `states` maps names to initial states (None: zeros)."""
     _check(op, x, 3)
     batch, seq, d_input = x.dims()
     if seq < 1:
         raise ValueError(f"{op}: x {x.dims()} [batch, seq, d_input] has no time step")
-    lists = {"input_weights": input_weights, "input_biases": input_biases,
-             "hidden_weights": hidden_weights, "hidden_biases": hidden_biases}
-    for name, ts in lists.items():
-        if len(ts) != gates:
-            raise ValueError(f"{op}: {name} needs one entry per gate ({gates}), got {len(ts)}")
-    hidden = states[-1]
-    _check(op, hidden, 2, "hidden")
-    h = hidden.dims()[1]
-    want = {"input_weights": [d_input, h], "hidden_weights": [h, h], "input_biases": [h], "hidden_biases": [h]}
-    for name, ts in lists.items():
-        for k, t in enumerate(ts):
-            if t is None and name.endswith("biases"):
+    if len(hidden_weights) != gates:
+        raise ValueError(f"{op}: hidden_weights needs one entry per gate ({gates}), got {len(hidden_weights)}")
+    first = hidden_weights[0]
+    _check(op, first, 2, "hidden_weights[0]")
+    _same_backend(op, x, first)
+    h = first.dims()[1]
+    # (what, tensors, their names, expected shape)
+    groups = [(g, ts, [f"{g}[{k}]" for k in range(gates)], want)
+              for g, ts, want in (("input_weights", input_weights, (d_input, h)),
+                                  ("input_biases", input_biases, (h,)),
+                                  ("hidden_weights", hidden_weights, (h, h)),
+                                  ("hidden_biases", hidden_biases, (h,)))]
+    groups.append(("states", list(states.values()), list(states), (batch, h)))
+    # The fast path: Tensor[B, D] classes are cached per (backend, rank,
+    # kind), so one `type(t) is` test checks all three; a tensor it rejects
+    # gets the full checks, which name what is wrong.
+    t1, t2 = type(x)._specialise(x._B, 1, x._K), type(first)
+    shape = first._ops.shape
+    for what, ts, labels, want in groups:
+        if len(ts) != len(labels):
+            raise ValueError(f"{op}: {what} needs one entry per gate ({gates}), got {len(ts)}")
+        cls = t1 if len(want) == 1 else t2
+        for label, t in zip(labels, ts):
+            # only a weight is required; a missing bias or state is zeros
+            if (t is None and "weights" not in what) or (type(t) is cls and tuple(shape(t._p)) == want):
                 continue
-            _check(op, t, len(want[name]), f"{name}[{k}]")
-            if t.dims() != want[name]:
-                raise ValueError(f"{op}: {name}[{k}] is {t.dims()}, expected {want[name]} "
-                                 f"(x {x.dims()}, hidden {hidden.dims()})")
-    for name, s in zip(("cell", "hidden") if len(states) == 2 else ("hidden",), states):
-        _check(op, s, 2, name)
-        if s.dims() != [batch, h]:
-            raise ValueError(f"{op}: {name} is {s.dims()}, expected [batch={batch}, {h}]")
-    _same_backend(op, x, *input_weights, *input_biases, *hidden_weights, *hidden_biases, *states)
-    return h
+            _check(op, t, len(want), label)
+            _same_backend(op, x, t)
+            if tuple(t.dims()) != want:
+                raise ValueError(f"{op}: {label} is {t.dims()}, expected {list(want)} "
+                                 f"(x {x.dims()} [batch, seq, d_input], hidden_weights[0] {list(first.dims())} [H, H])")
 
 
 def _prims(ts) -> list:
     return [None if t is None else t._p for t in ts]
 
 
-def lstm(x, input_weights, input_biases, hidden_weights, hidden_biases, cell, hidden):
+def lstm(x, input_weights, input_biases, hidden_weights, hidden_biases, cell=None, hidden=None):
     """A whole LSTM layer: `x [batch, seq, d_input]`, per-gate weights in
     ONNX's gate order (input, output, forget, cell): `input_weights` `[d_input,
     H]`, `hidden_weights` `[H, H]`, biases `[H]` or None; the initial `cell`
-    and `hidden` `[batch, H]` -> every step's `(cells, hiddens)`, each
-    `[batch, seq, H]`. One backend op (`ModuleOps.lstm`)."""
+    and `hidden` `[batch, H]` (None: zeros) -> every step's `(cells,
+    hiddens)`, each `[batch, seq, H]`. One backend op (`ModuleOps.lstm`)."""
     _check_recurrent("lstm", x, 4, input_weights, input_biases, hidden_weights, hidden_biases,
-                     (cell, hidden))
+                     {"cell": cell, "hidden": hidden})
     cs, hs = x.backend.lstm(x._p, _prims(input_weights), _prims(input_biases), _prims(hidden_weights),
-                            _prims(hidden_biases), cell._p, hidden._p)
+                            _prims(hidden_biases), None if cell is None else cell._p,
+                            None if hidden is None else hidden._p)
     return x._as(cs), x._as(hs)
 
 
-def gru(x, input_weights, input_biases, hidden_weights, hidden_biases, hidden, reset_after: bool = True):
+def gru(x, input_weights, input_biases, hidden_weights, hidden_biases, hidden=None, reset_after: bool = True):
     """A whole GRU layer: `x [batch, seq, d_input]`, per-gate weights and
     biases as for `lstm` in the order (update, reset, new), the initial
-    `hidden [batch, H]` -> every step's hidden state `[batch, seq, H]`.
-    `reset_after` scales the new gate's hidden transform by the reset gate
-    (PyTorch's GRU); False scales the hidden state before it."""
-    _check_recurrent("gru", x, 3, input_weights, input_biases, hidden_weights, hidden_biases, (hidden,))
+    `hidden [batch, H]` (None: zeros) -> every step's hidden state `[batch,
+    seq, H]`. `reset_after` scales the new gate's hidden transform by the
+    reset gate (PyTorch's GRU); False scales the hidden state before it."""
+    _check_recurrent("gru", x, 3, input_weights, input_biases, hidden_weights, hidden_biases, {"hidden": hidden})
     return x._as(x.backend.gru(x._p, _prims(input_weights), _prims(input_biases), _prims(hidden_weights),
-                               _prims(hidden_biases), hidden._p, bool(reset_after)))
+                               _prims(hidden_biases), None if hidden is None else hidden._p, bool(reset_after)))
