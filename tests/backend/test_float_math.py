@@ -101,3 +101,24 @@ def test_clamp_matches_numpy(backend, a):
     check_op(backend, lambda t: t.clamp(-2.0, 3.0), lambda x: np.clip(x, -2.0, 3.0), a)
     check_op(backend, lambda t: t.clamp_min(1.0), lambda x: np.maximum(x, 1.0), a)
     check_op(backend, lambda t: t.clamp_max(1.0), lambda x: np.minimum(x, 1.0), a)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
+def test_ndarray_erf_on_both_sides_of_the_exact_path_threshold(dtype):
+    """NdArray's erf is libm's per element below `_ERF_EXACT_BELOW`
+    elements (f32: exactly erf rounded to f32) and a Chebyshev fit above
+    (f64 stays exact); both agree with math.erf, specials included."""
+    from burnbook.backend import ndarray as nd
+
+    rng = np.random.default_rng(7)
+    for size in (1, nd._ERF_EXACT_BELOW - 1, nd._ERF_EXACT_BELOW, 3 * nd._ERF_EXACT_BELOW):
+        x = np.concatenate([SPECIAL, rng.uniform(-5, 5, size)])[:size].astype(dtype)
+        got = nd.np_erf(x.reshape(1, -1) if size % 2 else x)
+        assert got.dtype == dtype and got.size == size
+        want = erf(x.astype(np.float64))
+        if dtype is np.float64 or size < nd._ERF_EXACT_BELOW:
+            np.testing.assert_array_equal(got.ravel(), want.astype(dtype))
+        else:
+            np.testing.assert_allclose(got.ravel(), want, rtol=2e-6 if dtype is np.float32 else 1e-3, atol=1e-7)
+        if size > 4:  # erf(-0.0) is -0.0
+            assert np.signbit(got.ravel()[4]) and np.signbit(x[4])
