@@ -228,11 +228,15 @@ def _direct(out: ti.types.ndarray(), x: ti.types.ndarray(), weight: ti.types.nda
 
 @ti.kernel
 def _col2im(out: ti.types.ndarray(), cols: ti.types.ndarray(), bias: ti.types.ndarray(), meta: ti.types.ndarray(),
-            ntask: ti.i32, dt: ti.template(), has_bias: ti.template(), serial: ti.template()):
+            ntask: ti.i32, dt: ti.template(), has_bias: ti.template(), lanes: ti.template(),
+            serial: ti.template()):
     # cols [N, C, kh, kw, H, W] (one plane per tap) -> out [N, C, Ho, Wo]:
     # input (ih, iw) of tap (i, j) lands on (ih*sh + i*dh - ph, iw*sw + j*dw - pw).
     # Rows are (n, c, oh), planes (n, c); each task adds, tap by tap, the input runs landing
-    # in its own output block (a fixed order, no atomics).
+    # in its own output block (a fixed order, no atomics). With `lanes` (a unit
+    # width stride only), a task gathers `lanes` outputs at a time instead: their
+    # sums stay in registers over every tap and each output is stored once (on
+    # the CPU a store costs several loads), in the same order, so the same sums.
     ti.loop_config(serialize=serial)
     for t in range(ntask):
         wo = meta[WO]
@@ -246,21 +250,57 @@ def _col2im(out: ti.types.ndarray(), cols: ti.types.ndarray(), bias: ti.types.nd
                 b = bias[ti.raw_mod(plane, meta[C_])]
             for oh in range(ti.max(row0 - plane * ho, 0), ti.min(row1 - plane * ho, ho)):
                 dst = (plane * ho + oh) * wo
-                for ow in range(ow0, ow1):
-                    out[dst + ow] = b
-                for i in range(kh):
-                    ok, ih = exact_div(oh + ph - i * dh, sh, h)
-                    if ok:
-                        src0 = (plane * kh + i) * kw * hw + ih * w
-                        for j in range(kw):
-                            off = j * dw - pw
-                            lo = ti.max(0, ceil_div(ow0 - off, sw))
-                            hi = ti.min(w, ceil_div(ow1 - off, sw))
-                            src = src0 + j * hw
-                            at = dst + off
-                            for iw in range(lo, hi):
-                                k = at + iw * sw
-                                out[k] = out[k] + cols[src + iw]
+                if ti.static(lanes > 0):
+                    if ow1 - ow0 >= lanes:
+                        # Chunks of `lanes` outputs from ow0; the last one ends at ow1
+                        # (it may overlap the one before: both store the same sums).
+                        for chunk in range(ti.raw_div(ow1 - ow0 + lanes - 1, lanes)):
+                            c = ti.min(ow0 + chunk * lanes, ow1 - lanes)
+                            acc = ti.Vector([b] * lanes)
+                            for i in range(kh):
+                                ok, ih = exact_div(oh + ph - i * dh, sh, h)
+                                if ok:
+                                    src0 = (plane * kh + i) * kw * hw + ih * w
+                                    for j in range(kw):
+                                        iw0 = c + pw - j * dw  # the input column of lane 0
+                                        src = src0 + j * hw + iw0
+                                        if iw0 >= 0 and iw0 + lanes <= w:
+                                            for lane in ti.static(range(lanes)):
+                                                acc[lane] += cols[src + lane]
+                                        else:
+                                            for lane in ti.static(range(lanes)):
+                                                if 0 <= iw0 + lane < w:
+                                                    acc[lane] += cols[src + lane]
+                            for lane in ti.static(range(lanes)):
+                                out[dst + c + lane] = acc[lane]
+                    else:
+                        for ow in range(ow0, ow1):
+                            v = b
+                            for i in range(kh):
+                                ok, ih = exact_div(oh + ph - i * dh, sh, h)
+                                if ok:
+                                    src0 = (plane * kh + i) * kw * hw + ih * w
+                                    for j in range(kw):
+                                        iw = ow + pw - j * dw
+                                        if 0 <= iw < w:
+                                            v += cols[src0 + j * hw + iw]
+                            out[dst + ow] = v
+                else:
+                    for ow in range(ow0, ow1):
+                        out[dst + ow] = b
+                    for i in range(kh):
+                        ok, ih = exact_div(oh + ph - i * dh, sh, h)
+                        if ok:
+                            src0 = (plane * kh + i) * kw * hw + ih * w
+                            for j in range(kw):
+                                off = j * dw - pw
+                                lo = ti.max(0, ceil_div(ow0 - off, sw))
+                                hi = ti.min(w, ceil_div(ow1 - off, sw))
+                                src = src0 + j * hw
+                                at = dst + off
+                                for iw in range(lo, hi):
+                                    k = at + iw * sw
+                                    out[k] = out[k] + cols[src + iw]
 
 
 im2col_k = Launcher(_im2col)
@@ -295,12 +335,33 @@ def direct(out, x: tuple, weight, bias, dims: tuple, window: tuple, o: int, grou
              serial(work))
 
 
-def col2im(out, cols, bias, dims: tuple, window: tuple) -> None:
+COL2IM_LANES = (0, 8, 16)
+"""`_col2im`'s variants: 0 adds tap by tap into the output; 8 or 16 gather
+that many outputs at a time (CPU arch, unit width stride)."""
+
+
+def col2im_lanes(wo: int, sw: int) -> int:
+    """The `_col2im` variant for output rows of `wo` with width stride `sw`.
+    Gathering 16 outputs at a time measured about twice as fast as adding tap
+    by tap on the CPU where rows hold 16 or more (8: a little faster from 8),
+    and twice as slow on shorter rows; a GPU thread owns one output."""
+    if SETTINGS.gpu or sw != 1:
+        return 0
+    return 16 if wo >= 16 else 8 if wo >= 8 else 0
+
+
+def col2im(out, cols, bias, dims: tuple, window: tuple, lanes: int | None = None) -> None:
     """`out [N, C, Ho, Wo]` = the sum of the tap planes `cols [N, C, kh, kw,
     H, W]` placed on the output grid (a transposed conv), plus `bias [C]`
-    unless None; dims = (N, C, H, W, Ho, Wo)."""
+    unless None; dims = (N, C, H, W, Ho, Wo). `lanes` forces a variant
+    (COL2IM_LANES; a test compares them), else `col2im_lanes` picks one."""
     n, c, _, _, ho, wo = dims
     rows = n * c * ho
+    if lanes is None:
+        lanes = col2im_lanes(wo, window[3])
+    elif lanes not in COL2IM_LANES or (lanes and window[3] != 1):
+        raise ValueError(f"col2im: lanes={lanes} for a width stride of {window[3]}; expected one of "
+                         f"{COL2IM_LANES} (0 unless the stride is 1)")
     meta, ntask = window_meta(Window.COL2IM, dims, window, ((0, 0, 0, 0), 0), rows, wo)
-    col2im_k(out, cols, out if bias is None else bias, meta, ntask, out.dtype, bias is not None,
+    col2im_k(out, cols, out if bias is None else bias, meta, ntask, out.dtype, bias is not None, lanes,
              serial(rows * wo * window[0] * window[1]))

@@ -139,6 +139,50 @@ def test_conv_transpose2d_matches_torch(T, AD, dt, variant, case):
                     lambda x, w, b: Fn.conv_transpose2d(x, w, b, s, p, po, g, d), x, w, b, seed=case)
 
 
+# (batch, channels, (h, w) of the tap planes, kernel, stride, padding, dilation):
+# output rows shorter than 8, from 8, and from 16 wide, with edges on both sides
+COL2IM = [
+    (2, 3, (4, 5), (3, 3), (1, 1), (1, 1), (1, 1)),
+    (1, 2, (3, 12), (2, 3), (2, 1), (0, 1), (1, 2)),
+    (2, 2, (5, 24), (3, 3), (1, 1), (0, 0), (1, 1)),
+    (1, 3, (2, 21), (3, 5), (3, 1), (1, 2), (2, 3)),
+]
+
+
+@pytest.mark.parametrize("dt", list(DTYPES))
+@pytest.mark.parametrize("case", range(len(COL2IM)))
+def test_col2im_variants_match_torch_fold(T, dt, case):
+    """Each `_col2im` variant (tap by tap; gathering 8 or 16 outputs at a
+    time) places the tap planes like torch's fold, plus the bias."""
+    from burnbook.backend.taichi import primitive
+    from burnbook.kernels import conv
+
+    dtype, tol = DTYPES[dt]
+    _f64_or_skip(T, dtype)
+    n, c, (h, w), k, s, p, d = COL2IM[case]
+    ho, wo = ((h - 1) * s[0] - 2 * p[0] + d[0] * (k[0] - 1) + 1, (w - 1) * s[1] - 2 * p[1] + d[1] * (k[1] - 1) + 1)
+    cols, b = _data((n, c, *k, h, w), (c,), seed=60 + case)
+    want = Fn.fold(torch.tensor(cols).reshape(n, c * k[0] * k[1], h * w), (ho, wo), k, d, p, s)
+    want = (want + torch.tensor(b)[:, None, None]).numpy()
+    dev = T.default_device()
+    tc, tb = (T.float_from_data(a.astype(dtype), dev) for a in (cols, b))
+    for lanes in conv.COL2IM_LANES:
+        out = primitive.alloc((n, c, ho, wo), np.dtype(dtype), dev)
+        conv.col2im(out.buf, tc.buf, tb.buf, (n, c, h, w, ho, wo), (*k, *s, *p, *d), lanes=lanes)
+        np.testing.assert_allclose(T.float_into_data(out), want, err_msg=f"lanes={lanes}", **tol)
+
+
+def test_col2im_variant_choice():
+    from burnbook.backend.taichi import SETTINGS
+    from burnbook.kernels import conv
+
+    with pytest.raises(ValueError, match="lanes=16 for a width stride of 2"):
+        conv.col2im(None, None, None, (1, 1, 4, 4, 9, 9), (3, 3, 2, 2, 0, 0, 1, 1), lanes=16)
+    if not SETTINGS.gpu:
+        assert [conv.col2im_lanes(wo, 1) for wo in (7, 8, 15, 16)] == [0, 8, 8, 16]
+    assert conv.col2im_lanes(26, 2) == 0
+
+
 def test_conv1d_and_its_transpose_match_torch(AD):
     x, w, wt = _data((2, 4, 9), (6, 2, 3), (4, 3, 2), seed=3)
     tol = DTYPES["f32"][1]
