@@ -151,10 +151,20 @@ class LayerNorm(Module):
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         """`[..., d_model]` -> the same shape."""
-        var, mean = input.var_mean_bias(input.ndim - 1)
-        x = input.sub(mean).div(var.add_scalar(self.epsilon).sqrt())
-        shape = [1] * (input.ndim - 1) + [-1]
-        return x.mul(self.gamma.val().reshape(shape)).add(self.beta.val().reshape(shape))
+        gamma, beta = self.gamma.val(), self.beta.val()
+        d_model = gamma.dims()
+        last = input.ndim - 1
+        if input.dims()[last] != d_model[0]:
+            raise ValueError(f"LayerNorm: the input's last dim is {input.dims()[last]}, "
+                             f"the layer normalises d_model={d_model[0]} (input {input.dims()})")
+        # The centred input serves the variance and the output (var_mean_bias
+        # would centre it twice); gamma and beta take leading 1s from their
+        # own dims, with no reshape checks to repeat on every call.
+        centred = input.sub(input.mean_dim(last))
+        var = centred.mul(centred).mean_dim(last)
+        x = centred.div(var.add_scalar(self.epsilon).sqrt())
+        lead = [1] * last
+        return x.mul(gamma._reshaped(lead + d_model)).add(beta._reshaped(lead + beta.dims()))
 
     def extra_repr(self) -> dict:
         return {"d_model": self.gamma.val().dims()[0], "epsilon": self.epsilon}

@@ -24,7 +24,7 @@ def _affine(burn_layer, ref, gamma: str = "gamma", beta: str = "beta") -> dict:
     return {gamma: lambda: ref.weight.grad.numpy(), beta: lambda: ref.bias.grad.numpy()}
 
 
-@pytest.mark.parametrize("shape", [[4, 6], [3, 5, 7], [2, 3, 4, 5]])
+@pytest.mark.parametrize("shape", [[6], [4, 6], [3, 5, 7], [2, 3, 4, 5]])
 def test_layer_norm_matches_torch(shape: list[int]) -> None:
     d = shape[-1]
     layer = nn.LayerNormConfig(d).init()
@@ -32,6 +32,12 @@ def test_layer_norm_matches_torch(shape: list[int]) -> None:
     params = _affine(layer, ref)
     x = seeded(shape, 3, scale=2.0) + 0.5
     assert_match(run_burn(layer, lambda m, x: m.forward(x), x), run_torch(ref, x), params)
+
+
+def test_layer_norm_names_a_wrong_last_dim() -> None:
+    layer = nn.LayerNormConfig(6).init(backend=NdArray)
+    with pytest.raises(ValueError, match=r"last dim is 5, the layer normalises d_model=6 \(input \[3, 5\]\)"):
+        layer.forward(Tensor[NdArray, 2].zeros([3, 5]))
 
 
 @pytest.mark.parametrize("affine", [True, False])
