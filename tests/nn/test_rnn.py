@@ -148,12 +148,17 @@ def _layer(kind: str, backend, bias: bool, reset_after: bool = True, drop: tuple
         ref, order = torch.nn.GRU(d_in, h, bias=bias, batch_first=True).double(), GRU_ORDER
     _copy_gates(layer, ref, order, bias)
     for gate, side in drop:
-        rows = slice(order.index(gate) * h, (order.index(gate) + 1) * h)
-        with torch.no_grad():
-            getattr(ref, f"bias_{side}_l0")[rows] = 0.0
-        linear = getattr(getattr(layer, gate), "input_transform" if side == "ih" else "hidden_transform")
-        linear.bias = None
+        _drop_bias(layer, ref, order, gate, side)
     return layer, ref
+
+
+def _drop_bias(layer, ref, order: tuple, gate: str, side: str) -> None:
+    """Remove `gate`'s input ("ih") or hidden ("hh") bias; zero it in torch."""
+    h = layer.d_hidden
+    rows = slice(order.index(gate) * h, (order.index(gate) + 1) * h)
+    with torch.no_grad():
+        getattr(ref, f"bias_{side}_l0")[rows] = 0.0
+    getattr(getattr(layer, gate), "input_transform" if side == "ih" else "hidden_transform").bias = None
 
 
 def _torch_forward(kind: str, ref, x: np.ndarray, states: tuple) -> tuple:
@@ -219,7 +224,7 @@ def _gru_reset_before(layer, x: np.ndarray, h: np.ndarray) -> np.ndarray:
 def test_default_recurrent_ops_follow_the_protocol(kind: str, bias: bool, reset_after: bool, drop: tuple) -> None:
     """`ModuleOps.lstm`/`gru` (the defaults every backend but NdArray runs)
     on Autodiff[Strict]: only protocol calls; forward and every gradient
-    against torch (a finite-free check of the composition's backward)."""
+    against torch."""
     from ..autodiff.strict import Strict
 
     AS = Autodiff[Strict]
@@ -260,3 +265,27 @@ def _torch_lstm_tracked(ref, tx):
         hiddens.append(out)
         cells.append(state[1].transpose(0, 1))
     return torch.cat(cells, 1), torch.cat(hiddens, 1)
+
+
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+def test_ndarray_fused_op_follows_new_weights(kind: str) -> None:
+    """NdArray keeps a layer's packed weights per source arrays: a gate
+    given a new weight, then a bias removed, must be seen on the next call."""
+    layer, ref = _layer(kind, NdArray, True)
+    order = LSTM_ORDER if kind == "lstm" else GRU_ORDER
+    x = seeded([2, 3, 5], 16).astype(np.float32)
+    zeros = [np.zeros((2, 4))] * (2 if kind == "lstm" else 1)
+    kept = []  # the replaced params stay alive, so their cache entries do too
+    for step in range(3):
+        if step == 1:
+            lin = getattr(layer, order[1]).hidden_transform
+            kept.append(lin.weight)
+            lin.weight = lin.weight.with_value(Tensor[NdArray, 2].from_data(seeded([4, 4], 17).astype(np.float32)))
+            _copy_gates(layer, ref, order, True)
+        if step == 2:
+            kept.append(getattr(layer, order[2]).input_transform.bias)
+            _drop_bias(layer, ref, order, order[2], "ih")
+        out = layer.forward(Tensor[NdArray, 3].from_data(x))
+        got = out[1] if kind == "lstm" else out
+        want = _torch_forward(kind, ref, x, tuple(zeros))[-1]
+        np.testing.assert_allclose(got.to_numpy(), want, rtol=1e-5, atol=2e-6)
