@@ -14,7 +14,7 @@ compiles once per dtype and variant.
 import taichi as ti
 
 from burnbook.backend.taichi.compat import Launcher
-from burnbook.backend.taichi.settings import serial
+from burnbook.backend.taichi.settings import SETTINGS, serial
 from .conv import (C_, DH, DW, E1, E2, H_, HO, KH, KW, PH, PW, SH, SW, W_, WO, XC, XH, XN, XOFF, XW, Window,
                    acc_type, ceil_div, exact_div, task_rows, window_meta)
 
@@ -151,41 +151,73 @@ def _bin_k(i, size, out, k):
 
 @ti.kernel
 def _adaptive(out: ti.types.ndarray(), x: ti.types.ndarray(), meta: ti.types.ndarray(), ntask: ti.i32,
-              dt: ti.template(), acc_t: ti.template(), serial: ti.template()):
+              dt: ti.template(), acc_t: ti.template(), lanes: ti.template(), serial: ti.template()):
+    # With `lanes` and even bins, `lanes` outputs of a row are summed at a
+    # time, in registers (the same order, so the same sums): far fewer
+    # trips through the short window loops.
     ti.loop_config(serialize=serial)
     for t in range(ntask):
         wo = meta[WO]
         row0, row1, ow0, ow1 = task_rows(meta, t, wo)
         ho, h, w, xh, xw = meta[HO], meta[H_], meta[W_], meta[XH], meta[XW]
+        kh, kw = meta[E1], meta[E2]
         for plane in range(ti.raw_div(row0, ho), ti.raw_div(row1 - 1, ho) + 1):
             base = _plane_base(meta, plane)
             for oh in range(ti.max(row0 - plane * ho, 0), ti.min(row1 - plane * ho, ho)):
                 row = plane * ho + oh
-                hs, he = _bin_k(oh, h, ho, meta[E1])
-                for ow in range(ow0, ow1):
-                    ws, we = _bin_k(ow, w, wo, meta[E2])
-                    acc = ti.cast(0, acc_t)
-                    for ih in range(hs, he):
-                        for iw in range(ws, we):
-                            acc += ti.cast(x[base + ih * xh + iw * xw], acc_t)
-                    out[row * wo + ow] = ti.cast(acc / ti.cast((he - hs) * (we - ws), acc_t), dt)
+                hs, he = _bin_k(oh, h, ho, kh)
+                if ti.static(lanes > 0) and kh > 0 and kw > 0 and ow1 - ow0 >= lanes:
+                    count = ti.cast(kh * kw, acc_t)
+                    for chunk in range(ti.raw_div(ow1 - ow0 + lanes - 1, lanes)):
+                        c = ti.min(ow0 + chunk * lanes, ow1 - lanes)  # the last chunk ends at ow1
+                        acc = ti.Vector([ti.cast(0, acc_t)] * lanes)
+                        for ih in range(hs, he):
+                            src = base + ih * xh + c * kw * xw
+                            for j in range(kw):
+                                for lane in ti.static(range(lanes)):
+                                    acc[lane] += ti.cast(x[src + (lane * kw + j) * xw], acc_t)
+                        for lane in ti.static(range(lanes)):
+                            out[row * wo + c + lane] = ti.cast(acc[lane] / count, dt)
+                else:
+                    for ow in range(ow0, ow1):
+                        ws, we = _bin_k(ow, w, wo, kw)
+                        acc = ti.cast(0, acc_t)
+                        for ih in range(hs, he):
+                            for iw in range(ws, we):
+                                acc += ti.cast(x[base + ih * xh + iw * xw], acc_t)
+                        out[row * wo + ow] = ti.cast(acc / ti.cast((he - hs) * (we - ws), acc_t), dt)
 
 
 @ti.kernel
 def _adaptive_backward(gx: ti.types.ndarray(), g: ti.types.ndarray(), meta: ti.types.ndarray(), ntask: ti.i32,
-                       dt: ti.template(), acc_t: ti.template(), serial: ti.template()):
+                       dt: ti.template(), acc_t: ti.template(), lanes: ti.template(), serial: ti.template()):
     # Output bin o covers input i exactly when floor(i*Ho/H) <= o < ceil((i+1)*Ho/H).
     # Rows are (n, c, ih); each task adds every covering bin into its own block.
+    # With `lanes`, even bins and whole rows, one bin covers each input: the
+    # shares of `lanes` bins are stored at a time, each element once.
     ti.loop_config(serialize=serial)
     for t in range(ntask):
         w = meta[W_]
         row0, row1, iw0, iw1 = task_rows(meta, t, w)
         ho, wo, h, gh, gw = meta[HO], meta[WO], meta[H_], meta[XH], meta[XW]
+        kh, kw = meta[E1], meta[E2]
         for plane in range(ti.raw_div(row0, h), ti.raw_div(row1 - 1, h) + 1):
             base = _plane_base(meta, plane)
             for ih in range(ti.max(row0 - plane * h, 0), ti.min(row1 - plane * h, h)):
                 row = plane * h + ih
                 dst = row * w
+                if ti.static(lanes > 0) and kh > 0 and kw > 0 and iw0 == 0 and iw1 == w and wo >= lanes:
+                    src = base + ti.raw_div(ih, kh) * gh
+                    count = ti.cast(kh * kw, acc_t)
+                    for chunk in range(ti.raw_div(wo + lanes - 1, lanes)):
+                        c = ti.min(chunk * lanes, wo - lanes)  # the last chunk ends at wo
+                        v = ti.Vector([ti.cast(ti.cast(g[src + (c + lane) * gw], acc_t) / count, dt)
+                                       for lane in ti.static(range(lanes))])
+                        at = dst + c * kw
+                        for j in range(kw):
+                            for lane in ti.static(range(lanes)):
+                                gx[at + lane * kw + j] = v[lane]
+                    continue
                 for iw in range(iw0, iw1):
                     gx[dst + iw] = ti.cast(0, dt)
                 ohs, ohe = _bin(ih, ho, h)
@@ -240,6 +272,26 @@ def avg_pool_backward(gx, g: tuple, dims: tuple, window: tuple, include_pad: boo
 
 
 _NO_WINDOW = (1, 1, 1, 1, 0, 0, 1, 1)
+ADAPTIVE_LANES = (0, 4, 8)
+"""The adaptive kernels' variants: 0 walks each output's window; 4 or 8 sum
+(or spread) that many even bins of a row at a time (CPU arch)."""
+
+
+def adaptive_lanes(wo: int) -> int:
+    """The adaptive kernels' variant for `wo` outputs a row: on the CPU, 8
+    bins at a time measured about twice as fast (forward and backward) as
+    one window at a time; a GPU thread owns one element."""
+    if SETTINGS.gpu:
+        return 0
+    return 8 if wo >= 8 else 4 if wo >= 4 else 0
+
+
+def _lanes(lanes: int | None, wo: int) -> int:
+    if lanes is None:
+        return adaptive_lanes(wo)
+    if lanes not in ADAPTIVE_LANES:
+        raise ValueError(f"adaptive pooling: lanes={lanes}, expected one of {ADAPTIVE_LANES}")
+    return lanes
 
 
 def _even_bins(dims: tuple) -> tuple:
@@ -249,19 +301,23 @@ def _even_bins(dims: tuple) -> tuple:
     return (h // ho if h % ho == 0 else 0, w // wo if w % wo == 0 else 0)
 
 
-def adaptive(out, x: tuple, dims: tuple) -> None:
-    """`out [N, C, Ho, Wo]` = adaptive average pooling of the view `x`."""
+def adaptive(out, x: tuple, dims: tuple, lanes: int | None = None) -> None:
+    """`out [N, C, Ho, Wo]` = adaptive average pooling of the view `x`;
+    `lanes` forces a variant (ADAPTIVE_LANES), else `adaptive_lanes` picks."""
     n, c, h, w, ho, wo = dims
+    lanes = _lanes(lanes, wo)
     rows = n * c * ho
     meta, ntask = window_meta(Window.ADAPTIVE, dims, _NO_WINDOW, (x[1], x[2]), rows, wo, _even_bins(dims))
     dt = out.dtype
-    adaptive_k(out, x[0], meta, ntask, dt, acc_type(dt), serial(n * c * h * w))
+    adaptive_k(out, x[0], meta, ntask, dt, acc_type(dt), lanes, serial(n * c * h * w))
 
 
-def adaptive_backward(gx, g: tuple, dims: tuple) -> None:
-    """`gx [N, C, H, W]` = adaptive pooling's input gradient from the view `g`."""
-    n, c, h, w = dims[:4]
+def adaptive_backward(gx, g: tuple, dims: tuple, lanes: int | None = None) -> None:
+    """`gx [N, C, H, W]` = adaptive pooling's input gradient from the view `g`
+    (`lanes` as in `adaptive`)."""
+    n, c, h, w, _, wo = dims
+    lanes = _lanes(lanes, wo)
     rows = n * c * h
     meta, ntask = window_meta(Window.ADAPTIVE_BACKWARD, dims, _NO_WINDOW, (g[1], g[2]), rows, w, _even_bins(dims))
     dt = gx.dtype
-    adaptive_backward_k(gx, g[0], meta, ntask, dt, acc_type(dt), serial(n * c * h * w))
+    adaptive_backward_k(gx, g[0], meta, ntask, dt, acc_type(dt), lanes, serial(n * c * h * w))

@@ -261,6 +261,43 @@ def test_adaptive_avg_pool2d_matches_torch(T, AD, dt, case):
                 lambda x: Fn.adaptive_avg_pool2d(x, out), x, seed=case)
 
 
+# (shape, output size): even bins 8, 5 and 4 to a row (4 bins: the 8-lane
+# variant walks each window), and uneven bins
+ADAPTIVE_LANES = [((2, 3, 24, 24), (8, 8)), ((1, 2, 6, 20), (3, 5)), ((1, 2, 8, 36), (2, 4)), ((1, 2, 7, 17), (3, 9))]
+
+
+@pytest.mark.parametrize("dt", list(DTYPES))
+@pytest.mark.parametrize("case", range(len(ADAPTIVE_LANES)))
+def test_adaptive_pool_variants_match_torch(T, dt, case):
+    """Each adaptive kernel variant (one window at a time; 4 or 8 even bins at
+    a time), forward and backward, on a permuted (strided) input and output
+    gradient, against torch."""
+    from burnbook.backend.taichi import primitive
+    from burnbook.kernels import pool
+
+    dtype, tol = DTYPES[dt]
+    _f64_or_skip(T, dtype)
+    shape, (ho, wo) = ADAPTIVE_LANES[case]
+    n, c, h, w = shape
+    a, ga = _data((n, h, c, w), (n, ho, c, wo), seed=70 + case)  # [n, h, c, w]: seen permuted
+    xt = torch.tensor(a, requires_grad=True)
+    want = Fn.adaptive_avg_pool2d(xt.permute(0, 2, 1, 3), (ho, wo))
+    want.backward(torch.tensor(ga).permute(0, 2, 1, 3))
+    dev = T.default_device()
+    x, g = (T.float_permute(T.float_from_data(v.astype(dtype), dev), (0, 2, 1, 3)) for v in (a, ga))
+    dims = (n, c, h, w, ho, wo)
+    for lanes in pool.ADAPTIVE_LANES:
+        out = primitive.alloc((n, c, ho, wo), np.dtype(dtype), dev)
+        pool.adaptive(out.buf, x.view(), dims, lanes=lanes)
+        np.testing.assert_allclose(T.float_into_data(out), want.detach().numpy(), err_msg=f"lanes={lanes}", **tol)
+        gx = primitive.alloc((n, c, h, w), np.dtype(dtype), dev)
+        pool.adaptive_backward(gx.buf, g.view(), dims, lanes=lanes)
+        np.testing.assert_allclose(T.float_into_data(gx), xt.grad.permute(0, 2, 1, 3).numpy(),
+                                   err_msg=f"grad, lanes={lanes}", **tol)
+    with pytest.raises(ValueError, match="lanes=16"):
+        pool.adaptive(None, x.view(), dims, lanes=16)
+
+
 def test_strided_inputs_are_read_in_place(T):
     """Kernels read a permuted (non-contiguous) input through its strides."""
     (a,) = _data((2, 7, 3, 6), seed=5)  # [n, h, c, w], seen as [n, c, h, w]
