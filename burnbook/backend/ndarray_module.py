@@ -247,6 +247,21 @@ class NdArrayModuleOps(ModuleOps):
     lstm = staticmethod(ndarray_rnn.lstm)   # a recurrent layer as one NumPy loop
     gru = staticmethod(ndarray_rnn.gru)
 
+    @classmethod
+    def layer_norm(cls, x, gamma, beta, epsilon):
+        # The default's ops (the same bits: mean is sum then divide, as
+        # float_mean_dim) with one fresh array, updated in place.
+        if x.dtype.char == "e" or x.shape[-1] == 0:  # f16 sums in f32; empty rows: the default's NaN
+            return ModuleOps.layer_norm.__func__(cls, x, gamma, beta, epsilon)
+        d = x.shape[-1]
+        out = np.subtract(x, np.true_divide(np.add.reduce(x, axis=-1, keepdims=True), d))
+        var = np.add.reduce(np.multiply(out, out), axis=-1, keepdims=True)
+        np.true_divide(var, d, var)
+        np.add(var, epsilon, var)
+        np.divide(out, np.sqrt(var, var), out)
+        np.multiply(out, gamma, out)
+        return np.add(out, beta, out)
+
     @staticmethod
     def conv2d(x, weight, bias, options):
         n, c, h, w = x.shape

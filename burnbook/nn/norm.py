@@ -12,6 +12,7 @@ from typing import Any
 from burnbook.config import ConfigError, config
 from burnbook.module import Module, Param, RunningState
 from burnbook.tensor import Tensor
+from burnbook.tensor import module as M
 from .common import check_config, resolve_backend, show
 from .initializer import Ones, Zeros
 
@@ -151,20 +152,7 @@ class LayerNorm(Module):
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         """`[..., d_model]` -> the same shape."""
-        gamma, beta = self.gamma.val(), self.beta.val()
-        d_model = gamma.dims()
-        last = input.ndim - 1
-        if input.dims()[last] != d_model[0]:
-            raise ValueError(f"LayerNorm: the input's last dim is {input.dims()[last]}, "
-                             f"the layer normalises d_model={d_model[0]} (input {input.dims()})")
-        # The centred input serves the variance and the output (var_mean_bias
-        # would centre it twice); gamma and beta take leading 1s from their
-        # own dims, with no reshape checks to repeat on every call.
-        centred = input.sub(input.mean_dim(last))
-        var = centred.mul(centred).mean_dim(last)
-        x = centred.div(var.add_scalar(self.epsilon).sqrt())
-        lead = [1] * last
-        return x.mul(gamma._reshaped(lead + d_model)).add(beta._reshaped(lead + beta.dims()))
+        return M.layer_norm(input, self.gamma.val(), self.beta.val(), self.epsilon)
 
     def extra_repr(self) -> dict:
         return {"d_model": self.gamma.val().dims()[0], "epsilon": self.epsilon}

@@ -27,6 +27,7 @@ __all__ = [
     "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d",
     "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d", "avg_pool2d",
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "embedding", "lstm", "gru",
+    "layer_norm",
 ]
 
 _LAYOUT = {3: "[batch, channels, length]", 4: "[batch, channels, height, width]"}
@@ -315,3 +316,21 @@ def gru(x, input_weights, input_biases, hidden_weights, hidden_biases, hidden=No
     _check_recurrent("gru", x, 3, input_weights, input_biases, hidden_weights, hidden_biases, {"hidden": hidden})
     return x._as(x.backend.gru(x._p, _prims(input_weights), _prims(input_biases), _prims(hidden_weights),
                                _prims(hidden_biases), None if hidden is None else hidden._p, bool(reset_after)))
+
+
+# -- normalisation --------------------------------------------------------------------------
+
+def layer_norm(x, gamma, beta, epsilon: float = 1e-5):
+    """(x - mean) / sqrt(var + epsilon) * gamma + beta over the last dim of
+    `x [..., d]` (biased variance, as torch.nn.functional.layer_norm), with
+    `gamma` and `beta` `[d]`. One backend op (`ModuleOps.layer_norm`)."""
+    _check("layer_norm", x, getattr(x, "ndim", 1))
+    d = x.dims()[-1]
+    vector = type(x)._specialise(x._B, 1, x._K)
+    for name, t in (("gamma", gamma), ("beta", beta)):
+        if type(t) is not vector or t.dims() != [d]:
+            _check("layer_norm", t, 1, name)
+            _same_backend("layer_norm", x, t)
+            raise ValueError(f"layer_norm: x {x.dims()} has {d} features in its last dim, but {name} "
+                             f"is {t.dims()}")
+    return x._like(x.backend.layer_norm(x._p, gamma._p, beta._p, float(epsilon)))

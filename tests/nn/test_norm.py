@@ -34,9 +34,49 @@ def test_layer_norm_matches_torch(shape: list[int]) -> None:
     assert_match(run_burn(layer, lambda m, x: m.forward(x), x), run_torch(ref, x), params)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("shape", [[6], [4, 6], [2, 3, 6]])
+def test_layer_norm_ndarray_op_matches_torch(shape: list[int], dtype) -> None:
+    """NdArray's own layer_norm (in-place NumPy; f16 takes the default's
+    primitives) against torch, in the input's dtype."""
+    g, b = seeded([6], 21) + 1.0, seeded([6], 22)
+    x = seeded(shape, 3, scale=2.0) + 0.5
+    layer = nn.LayerNormConfig(6).init(backend=NdArray)
+    layer.gamma = layer.gamma.with_value(Tensor[NdArray, 1].from_data(g).cast(dtype))
+    layer.beta = layer.beta.with_value(Tensor[NdArray, 1].from_data(b).cast(dtype))
+    got = layer.forward(Tensor[NdArray, len(shape)].from_data(x).cast(dtype))
+    assert got.to_numpy().dtype == dtype
+    t = lambda a: torch.tensor(a, dtype=torch.float64)  # noqa: E731
+    want = torch.nn.functional.layer_norm(t(x), [6], t(g), t(b), 1e-5).numpy()
+    tol = {np.float32: 1e-5, np.float64: 1e-12, np.float16: 1e-2}[dtype]
+    np.testing.assert_allclose(got.to_numpy(), want, rtol=tol, atol=tol)
+
+
+def test_layer_norm_default_op_follows_the_protocol() -> None:
+    """`ModuleOps.layer_norm` (what Autodiff and Taichi run) on
+    Autodiff[Strict]: only protocol calls; output and input gradient vs torch."""
+    from burnbook.autodiff import Autodiff
+
+    from ..autodiff.strict import Strict
+
+    AS = Autodiff[Strict]
+    layer = nn.LayerNormConfig(5).init(backend=AS)
+    x = seeded([3, 2, 5], 8)
+    xt = Tensor[AS, 3].from_data(x).require_grad()
+    r = seeded([3, 2, 5], 9)  # a random weighting: sum(out^2) would have a ~0 gradient
+    out = layer.forward(xt)
+    grads = out.mul(Tensor[AS, 3].from_data(r)).sum().backward()
+    tx = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+    ref = torch.nn.functional.layer_norm(tx, [5], eps=1e-5)
+    (ref * torch.tensor(r, dtype=torch.float64)).sum().backward()
+    assert np.abs(tx.grad.numpy()).max() > 0.1
+    np.testing.assert_allclose(out.to_numpy(), ref.detach().numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(xt.grad(grads).to_numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-4)
+
+
 def test_layer_norm_names_a_wrong_last_dim() -> None:
     layer = nn.LayerNormConfig(6).init(backend=NdArray)
-    with pytest.raises(ValueError, match=r"last dim is 5, the layer normalises d_model=6 \(input \[3, 5\]\)"):
+    with pytest.raises(ValueError, match=r"x \[3, 5\] has 5 features in its last dim, but gamma is \[6\]"):
         layer.forward(Tensor[NdArray, 2].zeros([3, 5]))
 
 
