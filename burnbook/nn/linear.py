@@ -57,11 +57,16 @@ class Linear(Module):
             raise ValueError(f"Linear: the input's last dim is {dims[-1]}, the layer expects d_input={d_input}")
         # One 2-D matmul over every leading dim folded together: cheaper than a
         # broadcast batched matmul, and the same values.
-        x = input if input.ndim == 2 else input.reshape([-1, d_input])
+        # The shapes come from the input's own dims: `_reshaped` skips the
+        # checks `reshape` would repeat on every call.
+        rows = 1
+        for n in dims[:-1]:
+            rows *= n
+        x = input if input.ndim == 2 else input._reshaped([rows, d_input])
         out = x.matmul(w)
         if self.bias is not None:
             out = out + self.bias.val().unsqueeze()
-        return out if input.ndim == 2 else out.reshape(dims[:-1] + [d_output])
+        return out if input.ndim == 2 else out._reshaped(dims[:-1] + [d_output])
 
     def extra_repr(self) -> dict:
         d_input, d_output = self.weight.val().dims()
