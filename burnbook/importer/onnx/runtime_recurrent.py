@@ -50,12 +50,17 @@ def _reversed_steps(x: Any, dim: int) -> Any:
     return x.select(dim, Tensor[x.backend, 1, Int].arange_step(n - 1, -1, -1, x.device()))
 
 
+def _stacked(ts: list, dim: int) -> Any:
+    """`Tensor.stack`, a view for one direction (no copy, no checks to repeat)."""
+    return ts[0].unsqueeze_dim(dim) if len(ts) == 1 else Tensor.stack(ts, dim)
+
+
 def _arrange(ys: list, finals: list, cells: list | None, layout: int) -> tuple:
     """Per-direction `[seq, batch, hidden]` outputs and `[batch, hidden]`
     final states, stacked into ONNX's Y, Y_h (and Y_c) for `layout`."""
-    y = Tensor.stack(ys, 1)  # [seq, dirs, batch, hidden]
-    y_h = Tensor.stack(finals, 0)  # [dirs, batch, hidden]
-    y_c = Tensor.stack(cells, 0) if cells is not None else None
+    y = _stacked(ys, 1)  # [seq, dirs, batch, hidden]
+    y_h = _stacked(finals, 0)  # [dirs, batch, hidden]
+    y_c = _stacked(cells, 0) if cells is not None else None
     if layout == 1:
         y = y.permute([2, 0, 1, 3])
         y_h = y_h.swap_dims(0, 1)
