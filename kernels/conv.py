@@ -18,6 +18,13 @@ no division. `direct` and `col2im` add tap by tap into the task's own
 output block with plain loads and stores (no atomics, a fixed order), in the
 output's dtype; inner loops walk the sub-range that falls inside the input
 (`span`), with no bounds test per element.
+
+On the CPU arch, Taichi's LLVM code reloads each buffer's address after
+every store to a buffer (it cannot tell them apart) and so never vectorises
+such loops: a store costs several loads. `col2im` therefore gathers 16 (or
+8) outputs of a row at a time instead, their sums held in registers over
+every tap and each output stored once (the `lanes` variants, chosen on the
+host), in the same order as adding tap by tap.
 """
 
 from enum import IntEnum

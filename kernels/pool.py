@@ -8,7 +8,9 @@ so no kernel needs atomics, and sums run in a fixed order. Window bounds are
 worked out per row or per window, not tested per element. Max pooling's
 backward is a scatter-add of each output's gradient at its index (index.py's
 kernel). Geometry travels in the window meta buffers of conv.py; each kernel
-compiles once per dtype and variant.
+compiles once per dtype and variant. On the CPU arch the adaptive kernels
+handle 8 (or 4) even bins of a row at a time (`lanes`, as conv.py's col2im:
+sums in registers, each element stored once).
 """
 
 import taichi as ti
