@@ -133,13 +133,12 @@ def lstm(x: np.ndarray, input_weights: Sequence[np.ndarray], input_biases: Seque
     # positional `out` and 0-d constants: each call costs about half of
     # the keyword / Python-float form on these small states
     dot, add, mul, tanh = np.dot, np.add, np.multiply, np.tanh
-    for t in range(steps):
+    for xt, ct, ht in zip(xs, cells, hiddens):   # each a step's [k, n] view
         dot(wh, hid, z)
-        add(z, xs[t], z)
+        add(z, xt, z)
         tanh(z, z)
         mul(s, half, s)             # tanh(a / 2) -> sigmoid(a) = 0.5 tanh + 0.5
         add(s, half, s)
-        ct, ht = cells[t], hiddens[t]
         mul(f, c, ct)
         mul(i, g, ig)
         add(ct, ig, ct)
@@ -175,10 +174,9 @@ def gru(x: np.ndarray, input_weights: Sequence[np.ndarray], input_biases: Sequen
     hid = _state(hidden, h, n, dt)
     half = np.array(0.5, dt)
     dot, add, sub, mul, tanh = np.dot, np.add, np.subtract, np.multiply, np.tanh
-    for t in range(steps):
-        xt = xs[t]
+    for xzr, xn, ht in zip(xs[:, :2 * h], xs[:, 2 * h:], out):
         dot(wh, hid, hs)
-        add(zr, xt[:2 * h], zr)
+        add(zr, xzr, zr)
         tanh(zr, zr)
         mul(zr, half, zr)           # tanh(a / 2) -> sigmoid(a)
         add(zr, half, zr)
@@ -189,9 +187,8 @@ def gru(x: np.ndarray, input_weights: Sequence[np.ndarray], input_biases: Sequen
         else:
             mul(hid, r, rh)
             dot(wn, rh, nn)
-        add(nn, xt[2 * h:], nn)
+        add(nn, xn, nn)
         tanh(nn, nn)
-        ht = out[t]
         sub(hid, nn, ht)            # h' = n + z (h - n)
         mul(ht, z, ht)
         add(ht, nn, ht)
