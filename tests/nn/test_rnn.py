@@ -289,3 +289,28 @@ def test_ndarray_fused_op_follows_new_weights(kind: str) -> None:
         got = out[1] if kind == "lstm" else out
         want = _torch_forward(kind, ref, x, tuple(zeros))[-1]
         np.testing.assert_allclose(got.to_numpy(), want, rtol=1e-5, atol=2e-6)
+
+
+def test_recurrent_ops_name_what_does_not_fit() -> None:
+    from burnbook.tensor import module as M
+
+    lstm = nn.LstmConfig(3, 4).init(backend=NdArray)
+    x = Tensor[NdArray, 3].zeros([2, 5, 3])
+    with pytest.raises(ValueError, match=r"x \[2, 0, 3\] \[batch, seq, d_input\] has no time step"):
+        lstm.forward(Tensor[NdArray, 3].zeros([2, 0, 3]))
+    with pytest.raises(ValueError, match=r"lstm: cell is \[3, 4\], expected \[2, 4\]"):
+        lstm.forward(x, (Tensor[NdArray, 2].zeros([3, 4]), Tensor[NdArray, 2].zeros([2, 4])))
+    with pytest.raises(ValueError, match=r"Lstm: expects \[batch, seq, 3\], got \[2, 5, 4\]"):
+        lstm.forward(Tensor[NdArray, 3].zeros([2, 5, 4]))
+    gates = [lstm.input_gate, lstm.output_gate, lstm.forget_gate, lstm.cell_gate]
+    wx = [g.input_transform.weight.val() for g in gates]
+    bx = [g.input_transform.bias.val() for g in gates]
+    wh = [g.hidden_transform.weight.val() for g in gates]
+    with pytest.raises(ValueError, match=r"input_weights\[2\] is \[3, 5\], expected \[3, 4\]"):
+        M.lstm(x, wx[:2] + [Tensor[NdArray, 2].zeros([3, 5])] + wx[3:], bx, wh, bx)
+    with pytest.raises(ValueError, match=r"input_biases needs one entry per gate \(4\), got 3"):
+        M.lstm(x, wx, bx[:3], wh, bx)
+    with pytest.raises(TypeError, match=r"hidden_weights\[1\] must be a Tensor"):
+        M.lstm(x, wx, bx, [wh[0], None, wh[2], wh[3]], bx)
+    with pytest.raises(TypeError, match="different backends"):
+        M.gru(Tensor[B, 3].zeros([2, 5, 3]), wx[:3], bx[:3], wh[:3], bx[:3])
