@@ -31,7 +31,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import module_rnn
+from . import module_layers
 
 __all__ = [
     "ConvOptions", "ConvTransposeOptions", "ModuleOps", "conv_output_size",
@@ -199,7 +199,7 @@ class ModuleOps:
       hiddens)` (a None state is zeros), each
       `[n, T, H]`; `gru(x, ..., hidden, reset_after) -> hiddens`: a whole
       recurrent layer, per-gate weights `[d, H]`/`[H, H]` and biases `[H]` or
-      None (`module_rnn.py`); `layer_norm(x [..., d], gamma [d], beta [d],
+      None; `layer_norm(x [..., d], gamma [d], beta [d],
       epsilon) -> [..., d]` over the last dim. They are composites, not in `MODULE_OPS`: the
       default runs on any backend's primitives (tracked ones on `Autodiff[B]`,
       so no backward rule of their own), and NdArray overrides them.
@@ -463,22 +463,10 @@ class ModuleOps:
         return cls.float_select_assign(zeros, 0, cls.int_reshape(indices, (b * s,)),
                                        cls.float_reshape(output_grad, (b * s, d)))
 
-    # -- composites of the primitives above: no backward rule of their own ------------------
-    lstm = classmethod(module_rnn.lstm)
-    gru = classmethod(module_rnn.gru)
-
-    @classmethod
-    def layer_norm(cls, x: Any, gamma: Any, beta: Any, epsilon: float) -> Any:
-        """(x - mean) / sqrt(var + epsilon) * gamma + beta over the last dim
-        of `x [..., d]` (biased variance), `gamma`/`beta` `[d]`."""
-        last = len(cls.float_shape(x)) - 1
-        centred = cls.float_sub(x, cls.float_mean_dim(x, last))
-        var = cls.float_mean_dim(cls.float_mul(centred, centred), last)
-        out = cls.float_div(centred, cls.float_sqrt(cls.float_add_scalar(var, epsilon)))
-        lead = (1,) * last
-        g = cls.float_reshape(gamma, lead + tuple(cls.float_shape(gamma)))
-        b = cls.float_reshape(beta, lead + tuple(cls.float_shape(beta)))
-        return cls.float_add(cls.float_mul(out, g), b)
+    # -- whole layers, composites of the primitives above (`module_layers.py`) --------------
+    lstm = classmethod(module_layers.lstm)
+    gru = classmethod(module_layers.gru)
+    layer_norm = classmethod(module_layers.layer_norm)
 
 
 def _unsqueeze2(B: Any, p: Any) -> Any:

@@ -14,7 +14,8 @@ Max pools reduce the kh*kw strided tap views elementwise. No Python loop
 runs over the batch, the groups or the pixels, only over the kh*kw kernel
 taps (and the stride phases).
 
-LSTM and GRU layers are one NumPy loop each (`ndarray_rnn.py`).
+LSTM and GRU layers are one NumPy loop each, layer norm a few in-place
+NumPy calls (`ndarray_layers.py`).
 Everything else (1-D ops, average and adaptive pooling, embedding) uses the
 defaults of `ModuleOps`, which on NdArray are already a few NumPy matmuls.
 """
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import ndarray_rnn
+from . import ndarray_layers
 from .module_ops import ModuleOps, conv_output_size, conv_transpose_output_size, pool_output_size
 
 
@@ -244,23 +245,9 @@ def _depthwise_transpose(x: np.ndarray, weight: np.ndarray, groups: int, stride,
 class NdArrayModuleOps(ModuleOps):
     """The overrides NdArray mixes in before `Backend`'s defaults."""
 
-    lstm = staticmethod(ndarray_rnn.lstm)   # a recurrent layer as one NumPy loop
-    gru = staticmethod(ndarray_rnn.gru)
-
-    @classmethod
-    def layer_norm(cls, x, gamma, beta, epsilon):
-        # The default's ops (the same bits: mean is sum then divide, as
-        # float_mean_dim) with one fresh array, updated in place.
-        if x.dtype.char == "e" or x.shape[-1] == 0:  # f16 sums in f32; empty rows: the default's NaN
-            return ModuleOps.layer_norm.__func__(cls, x, gamma, beta, epsilon)
-        d = x.shape[-1]
-        out = np.subtract(x, np.true_divide(np.add.reduce(x, axis=-1, keepdims=True), d))
-        var = np.add.reduce(np.multiply(out, out), axis=-1, keepdims=True)
-        np.true_divide(var, d, var)
-        np.add(var, epsilon, var)
-        np.divide(out, np.sqrt(var, var), out)
-        np.multiply(out, gamma, out)
-        return np.add(out, beta, out)
+    lstm = staticmethod(ndarray_layers.lstm)   # a recurrent layer as one NumPy loop
+    gru = staticmethod(ndarray_layers.gru)
+    layer_norm = classmethod(ndarray_layers.layer_norm)
 
     @staticmethod
     def conv2d(x, weight, bias, options):

@@ -1,7 +1,8 @@
-"""The recurrent module ops' defaults (`ModuleOps.lstm`, `ModuleOps.gru`).
+"""Whole-layer module ops' defaults: `ModuleOps.lstm`, `gru`, `layer_norm`.
 
 A whole LSTM or GRU layer over a sequence is one backend op, so a backend can
-run the recurrence as one tight loop (NdArray does, `ndarray_rnn.py`). These
+run the recurrence as one tight loop (NdArray does, `ndarray_layers.py`);
+so is a layer norm, a dozen ops that NumPy can run in place. These
 defaults write the same recurrence with the protocol's primitive ops only
 (`float_cat`, `float_matmul`, `float_slice`, `float_sigmoid`, ...): on
 `Autodiff[B]` each of them is tracked, so the layer's gradients come from the
@@ -134,3 +135,16 @@ def gru(B: Any, x: Any, input_weights: Sequence[Any], input_biases: Sequence[Any
         hidden = B.float_add(n, B.float_mul(z, B.float_sub(hidden, n)))
         hiddens.append(hidden)
     return _stacked(B, hiddens)
+
+
+def layer_norm(B: Any, x: Any, gamma: Any, beta: Any, epsilon: float) -> Any:
+    """(x - mean) / sqrt(var + epsilon) * gamma + beta over the last dim of
+    `x [..., d]` (biased variance), `gamma`/`beta` `[d]`."""
+    last = len(B.float_shape(x)) - 1
+    centred = B.float_sub(x, B.float_mean_dim(x, last))
+    var = B.float_mean_dim(B.float_mul(centred, centred), last)
+    out = B.float_div(centred, B.float_sqrt(B.float_add_scalar(var, epsilon)))
+    lead = (1,) * last
+    g = B.float_reshape(gamma, lead + tuple(B.float_shape(gamma)))
+    b = B.float_reshape(beta, lead + tuple(B.float_shape(beta)))
+    return B.float_add(B.float_mul(out, g), b)

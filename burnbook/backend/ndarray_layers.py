@@ -1,6 +1,7 @@
-"""NdArray's recurrent module ops: an LSTM or GRU layer as one NumPy loop.
+"""NdArray's whole-layer module ops: an LSTM or GRU layer as one NumPy loop;
+a layer norm as a few in-place NumPy calls.
 
-The defaults (`module_rnn.py`) cost ~15 backend calls per time step, each a
+The recurrent defaults (`module_layers.py`) cost ~15 backend calls per time step, each a
 few microseconds of Python on the small `[batch, H]` states of a recurrent
 layer. Here the input projection of every step is one matmul, then a step is
 one matmul and about ten in-place NumPy calls (positional `out`) writing
@@ -24,6 +25,8 @@ import weakref
 from typing import Any, Callable, Sequence
 
 import numpy as np
+
+from . import module_layers
 
 # Packed, halved weights per layer, keyed by the identity of the gate
 # arrays they came from. NdArray never mutates a primitive, so the same
@@ -194,3 +197,18 @@ def gru(x: np.ndarray, input_weights: Sequence[np.ndarray], input_biases: Sequen
         add(ht, nn, ht)
         hid = ht
     return out.transpose(2, 0, 1)
+
+
+def layer_norm(B: type, x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, epsilon: float) -> np.ndarray:
+    """The default's ops (the same bits: a mean is a sum then a divide, as
+    `float_mean_dim`) on one fresh array, updated in place."""
+    if x.dtype.char == "e" or x.shape[-1] == 0:  # f16 sums in f32; empty rows: the default's NaN
+        return module_layers.layer_norm(B, x, gamma, beta, epsilon)
+    d = x.shape[-1]
+    out = np.subtract(x, np.true_divide(np.add.reduce(x, axis=-1, keepdims=True), d))
+    var = np.add.reduce(np.multiply(out, out), axis=-1, keepdims=True)
+    np.true_divide(var, d, var)
+    np.add(var, epsilon, var)
+    np.divide(out, np.sqrt(var, var), out)
+    np.multiply(out, gamma, out)
+    return np.add(out, beta, out)
