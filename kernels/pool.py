@@ -168,19 +168,22 @@ def _adaptive(out: ti.types.ndarray(), x: ti.types.ndarray(), meta: ti.types.nda
             for oh in range(ti.max(row0 - plane * ho, 0), ti.min(row1 - plane * ho, ho)):
                 row = plane * ho + oh
                 hs, he = _bin_k(oh, h, ho, kh)
-                if ti.static(lanes > 0) and kh > 0 and kw > 0 and ow1 - ow0 >= lanes:
-                    count = ti.cast(kh * kw, acc_t)
-                    for chunk in range(ti.raw_div(ow1 - ow0 + lanes - 1, lanes)):
-                        c = ti.min(ow0 + chunk * lanes, ow1 - lanes)  # the last chunk ends at ow1
-                        acc = ti.Vector([ti.cast(0, acc_t)] * lanes)
-                        for ih in range(hs, he):
-                            src = base + ih * xh + c * kw * xw
-                            for j in range(kw):
-                                for lane in ti.static(range(lanes)):
-                                    acc[lane] += ti.cast(x[src + (lane * kw + j) * xw], acc_t)
-                        for lane in ti.static(range(lanes)):
-                            out[row * wo + c + lane] = ti.cast(acc[lane] / count, dt)
-                else:
+                chunked = False
+                if ti.static(lanes > 0):
+                    chunked = kh > 0 and kw > 0 and ow1 - ow0 >= lanes
+                    if chunked:
+                        count = ti.cast(kh * kw, acc_t)
+                        for chunk in range(ti.raw_div(ow1 - ow0 + lanes - 1, lanes)):
+                            c = ti.min(ow0 + chunk * lanes, ow1 - lanes)  # the last chunk ends at ow1
+                            acc = ti.Vector([ti.cast(0, acc_t)] * lanes)
+                            for ih in range(hs, he):
+                                src = base + ih * xh + c * kw * xw
+                                for j in range(kw):
+                                    for lane in ti.static(range(lanes)):
+                                        acc[lane] += ti.cast(x[src + (lane * kw + j) * xw], acc_t)
+                            for lane in ti.static(range(lanes)):
+                                out[row * wo + c + lane] = ti.cast(acc[lane] / count, dt)
+                if not chunked:
                     for ow in range(ow0, ow1):
                         ws, we = _bin_k(ow, w, wo, kw)
                         acc = ti.cast(0, acc_t)
@@ -208,18 +211,19 @@ def _adaptive_backward(gx: ti.types.ndarray(), g: ti.types.ndarray(), meta: ti.t
             for ih in range(ti.max(row0 - plane * h, 0), ti.min(row1 - plane * h, h)):
                 row = plane * h + ih
                 dst = row * w
-                if ti.static(lanes > 0) and kh > 0 and kw > 0 and iw0 == 0 and iw1 == w and wo >= lanes:
-                    src = base + ti.raw_div(ih, kh) * gh
-                    count = ti.cast(kh * kw, acc_t)
-                    for chunk in range(ti.raw_div(wo + lanes - 1, lanes)):
-                        c = ti.min(chunk * lanes, wo - lanes)  # the last chunk ends at wo
-                        v = ti.Vector([ti.cast(ti.cast(g[src + (c + lane) * gw], acc_t) / count, dt)
-                                       for lane in ti.static(range(lanes))])
-                        at = dst + c * kw
-                        for j in range(kw):
-                            for lane in ti.static(range(lanes)):
-                                gx[at + lane * kw + j] = v[lane]
-                    continue
+                if ti.static(lanes > 0):
+                    if kh > 0 and kw > 0 and iw0 == 0 and iw1 == w and wo >= lanes:
+                        src = base + ti.raw_div(ih, kh) * gh
+                        count = ti.cast(kh * kw, acc_t)
+                        for chunk in range(ti.raw_div(wo + lanes - 1, lanes)):
+                            c = ti.min(chunk * lanes, wo - lanes)  # the last chunk ends at wo
+                            v = ti.Vector([ti.cast(ti.cast(g[src + (c + lane) * gw], acc_t) / count, dt)
+                                           for lane in ti.static(range(lanes))])
+                            at = dst + c * kw
+                            for j in range(kw):
+                                for lane in ti.static(range(lanes)):
+                                    gx[at + lane * kw + j] = v[lane]
+                        continue
                 for iw in range(iw0, iw1):
                     gx[dst + iw] = ti.cast(0, dt)
                 ohs, ohe = _bin(ih, ho, h)
