@@ -318,7 +318,11 @@ class ModuleOps:
     @classmethod
     def conv1d(cls, x: Any, weight: Any, bias: Any, options: ConvOptions) -> Any:
         """`[N, C, L]` conv as conv2d over a `[N, C, 1, L]` view."""
-        opts = ConvOptions((1,) + options.stride, (0,) + options.padding, (1,) + options.dilation, options.groups)
+        opts = _AS_2D.get(options)
+        if opts is None:
+            opts = ConvOptions((1,) + options.stride, (0,) + options.padding, (1,) + options.dilation,
+                               options.groups)
+            _remember_2d(options, opts)
         out = cls.conv2d(_unsqueeze2(cls, x), _unsqueeze2(cls, weight), bias, opts)
         return _squeeze2(cls, out)
 
@@ -467,6 +471,15 @@ class ModuleOps:
     lstm = classmethod(module_layers.lstm)
     gru = classmethod(module_layers.gru)
     layer_norm = classmethod(module_layers.layer_norm)
+
+
+_AS_2D: dict = {}   # resolved 1-D options -> their 2-D twins, built once per setting
+
+
+def _remember_2d(options: Any, twin: Any) -> None:
+    if len(_AS_2D) >= 1024:   # bounded, as the tensor layer's cache of resolved options
+        _AS_2D.clear()
+    _AS_2D[options] = twin
 
 
 def _unsqueeze2(B: Any, p: Any) -> Any:

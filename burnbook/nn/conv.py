@@ -54,6 +54,28 @@ def _val(p: Param | None) -> Tensor | None:
     return None if p is None else p.val()
 
 
+_OPTIONS: dict = {}   # (stride, padding, dilation, groups) -> ConvOptions
+
+
+def _conv_options(stride: Any, pad: tuple, dilation: Any, groups: Any) -> ConvOptions:
+    """The `ConvOptions` of a forward call, built once per distinct setting:
+    the key holds the values themselves, so a layer whose stride or padding
+    changes gets fresh options, and a bad value raises on every call."""
+    try:
+        key = (stride if type(stride) is int else tuple(stride), pad,
+               dilation if type(dilation) is int else tuple(dilation), groups)
+        return _OPTIONS[key]
+    except KeyError:
+        pass
+    except TypeError:   # a value that is not a sequence or not hashable: let ConvOptions judge it
+        return ConvOptions(stride, pad, dilation, groups)
+    options = ConvOptions(stride, pad, dilation, groups)
+    if len(_OPTIONS) >= 1024:
+        _OPTIONS.clear()
+    _OPTIONS[key] = options
+    return options
+
+
 @config
 class Conv2dConfig:
     """Settings of a `Conv2d`: `channels` [in, out], `kernel_size` [kh, kw]."""
@@ -100,7 +122,7 @@ class Conv2d(Module):
         """`[batch, channels_in, H, W]` -> `[batch, channels_out, Ho, Wo]`."""
         pad = self.padding.calculate(input.dims()[2:], self.kernel_size, self.stride, self.dilation)
         return F.conv2d(input, self.weight.val(), _val(self.bias),
-                        ConvOptions(self.stride, pad, self.dilation, self.groups))
+                        _conv_options(self.stride, pad, self.dilation, self.groups))
 
     def extra_repr(self) -> dict:
         c_out, cg = self.weight.val().dims()[:2]
@@ -156,7 +178,7 @@ class Conv1d(Module):
         """`[batch, channels_in, L]` -> `[batch, channels_out, Lo]`."""
         pad = self.padding.calculate(input.dims()[2:], [self.kernel_size], [self.stride], [self.dilation])
         return F.conv1d(input, self.weight.val(), _val(self.bias),
-                        ConvOptions(self.stride, pad, self.dilation, self.groups))
+                        _conv_options(self.stride, pad, self.dilation, self.groups))
 
     def extra_repr(self) -> dict:
         c_out, cg = self.weight.val().dims()[:2]

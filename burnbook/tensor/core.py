@@ -331,7 +331,7 @@ class TensorBase:
 
     # -- basic queries ----------------------------------------------------------
     def dims(self) -> list[int]:
-        return list(getattr(self._ops, "shape")(self._p))
+        return list(self._ops.shape(self._p))
 
     @property
     def shape(self) -> _Shape:

@@ -41,6 +41,8 @@ def _check(op: str, t: Any, rank: int, name: str = "x", kind: type = Float) -> N
     if not _BASE:
         from .core import TensorBase
         _BASE.append(TensorBase)
+    if isinstance(t, _BASE[0]) and t._K is kind and t._D == rank:
+        return   # the common case, read from the class attributes the properties below return
     if not isinstance(t, _BASE[0]):
         raise TypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}")
     if t.kind is not kind:
@@ -56,9 +58,10 @@ def _same_backend(op: str, x: Any, *others: Any) -> None:
             raise TypeError(f"{op}: tensors from different backends ({x.backend.name()} and {o.backend.name()})")
 
 
-def _check_kernel_fits(op: str, x: Any, kernel, padding, dilation) -> None:
-    """The (dilated) kernel must fit in the padded input, per spatial dim."""
-    size = x.dims()[2:]
+def _check_kernel_fits(op: str, x: Any, kernel, padding, dilation, x_dims: list | None = None) -> None:
+    """The (dilated) kernel must fit in the padded input, per spatial dim
+    (`x_dims`: x's shape when the caller has it already)."""
+    size = (x.dims() if x_dims is None else x_dims)[2:]
     span = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
     if any(s > n + 2 * p for s, n, p in zip(span, size, padding)):
         dil = f", dilation {list(dilation)}: spans {span}" if any(d > 1 for d in dilation) else ""
@@ -69,25 +72,47 @@ def _check_kernel_fits(op: str, x: Any, kernel, padding, dilation) -> None:
 
 # -- convolution ------------------------------------------------------------------------
 
+_RESOLVED: dict = {}   # (options, n) -> options.resolved(n): a model's convs repeat a few settings
+
+
+def _resolved(options: Any, n: int) -> Any:
+    """`options.resolved(n)`, memoised: options are frozen and `resolved` is a
+    pure function of their (hashable, after `__post_init__`) values, and only
+    settings that passed its checks are stored, so bad ones raise every call."""
+    key = (options, n)
+    try:
+        return _RESOLVED[key]
+    except KeyError:
+        pass
+    except TypeError:   # an unhashable value in a subclass's fields: resolve uncached
+        return options.resolved(n)
+    out = options.resolved(n)
+    if len(_RESOLVED) >= 1024:   # bound it: a loop over many settings must not grow it forever
+        _RESOLVED.clear()
+    _RESOLVED[key] = out
+    return out
+
+
 def _conv(op: str, rank: int, x, weight, bias, options):
     _check(op, x, rank)
     _check(op, weight, rank, "weight")
     if bias is not None:
         _check(op, bias, 1, "bias")
     _same_backend(op, x, weight, bias)
-    o = (options if options is not None else ConvOptions()).resolved(rank - 2)
-    c = x.dims()[1]
-    out_ch, cg = weight.dims()[:2]
-    kernel = weight.dims()[2:]
+    o = _resolved(options if options is not None else ConvOptions(), rank - 2)
+    x_dims, w_dims = x.dims(), weight.dims()
+    c = x_dims[1]
+    out_ch, cg = w_dims[:2]
+    kernel = w_dims[2:]
     if out_ch % o.groups:
-        raise ValueError(f"{op}: weight {weight.dims()} has {out_ch} output channels, "
+        raise ValueError(f"{op}: weight {w_dims} has {out_ch} output channels, "
                          f"not divisible by groups={o.groups}")
     if c != cg * o.groups:
-        raise ValueError(f"{op}: x {x.dims()} has {c} channels, but weight {weight.dims()} "
+        raise ValueError(f"{op}: x {x_dims} has {c} channels, but weight {w_dims} "
                          f"[out, in/groups, ...] with groups={o.groups} expects {cg} x {o.groups} = {cg * o.groups}")
     if bias is not None and bias.dims() != [out_ch]:
         raise ValueError(f"{op}: bias {bias.dims()} must have shape [{out_ch}] (the weight's output channels)")
-    _check_kernel_fits(op, x, kernel, o.padding, o.dilation)
+    _check_kernel_fits(op, x, kernel, o.padding, o.dilation, x_dims)
     p = getattr(x.backend, op)(x._p, weight._p, None if bias is None else bias._p, o)
     return x._as(p)
 
@@ -110,7 +135,7 @@ def _conv_transpose(op: str, rank: int, x, weight, bias, options):
     if bias is not None:
         _check(op, bias, 1, "bias")
     _same_backend(op, x, weight, bias)
-    o = (options if options is not None else ConvTransposeOptions()).resolved(rank - 2)
+    o = _resolved(options if options is not None else ConvTransposeOptions(), rank - 2)
     c = x.dims()[1]
     in_ch, og = weight.dims()[:2]
     kernel = weight.dims()[2:]
