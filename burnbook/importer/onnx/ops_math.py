@@ -74,6 +74,39 @@ def _scalar_of(low: Lowering, name: str) -> str | None:
     return literal(np.float32(arr.reshape(-1)[0]))
 
 
+def _host_len(low: Lowering, name: str) -> int | None:
+    """How many ints a host-known Int value (rank 0 or 1) holds, if known now."""
+    if low.host_ints(name) is None or low.rank(name) > 1:
+        return None
+    if low.rank(name) == 0:
+        return 1
+    shape = low.shape(name)
+    return shape[0] if shape else None
+
+
+def _host_binary(low: Lowering, node: Any, sym: str) -> bool:
+    """Add/Sub/Mul of shape arithmetic (ints kept on the host by `bind_host`
+    or integer constants) as a Python list, so no tensor is built per call.
+    Python ints are exact where int64 would wrap: shape values never get near."""
+    lhs, rhs = node.input[0], node.input[1]
+    if sym == "/" or low.value(node.output[0]).kind != "Int" or not (lhs in low.host or rhs in low.host):
+        return False
+    sizes = (_host_len(low, lhs), _host_len(low, rhs))
+    if None in sizes or (sizes[0] != sizes[1] and 1 not in sizes):
+        return False
+    n = max(sizes)
+
+    def item(name: str, size: int, i: int) -> str:
+        if name in low.host:
+            return f"{low.host[name][0]}[{i if size > 1 else 0}]"
+        return str(int(low.const(name).reshape(-1)[i if size > 1 else 0]))
+
+    parts = [f"{item(lhs, sizes[0], i)} {sym} {item(rhs, sizes[1], i)}" for i in range(n)]
+    like = low.host[lhs if lhs in low.host else rhs][1]
+    low.bind_host(node, "[" + ", ".join(parts) + "]", like, node.op_type.lower())
+    return True
+
+
 @op(*_BINARY)
 def _binary(low: Lowering, node: Any, a: dict) -> None:
     lhs, rhs = node.input[0], node.input[1]
@@ -81,6 +114,8 @@ def _binary(low: Lowering, node: Any, a: dict) -> None:
     out = low.graph.values.get(node.output[0])
     if out is not None and out.rank is None:  # shape inference stopped at a run-time shape: broadcast ranks
         out.rank = max(low.rank(lhs), low.rank(rhs))
+    if _host_binary(low, node, sym):
+        return
     out_rank = max(low.brank(lhs), low.brank(rhs))
     out_kind = low.value(node.output[0]).kind
     float_out = out_kind == "Float"

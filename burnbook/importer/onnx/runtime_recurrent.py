@@ -68,33 +68,51 @@ def _arrange(ys: list, finals: list, cells: list | None, layout: int) -> tuple:
     return (y, y_h) if y_c is None else (y, y_h, y_c)
 
 
+def _direction(state: Any, d: int) -> Any:
+    """Direction `d`'s `[batch, hidden]` slice of a `[dirs, batch, hidden]` state."""
+    if d == 0 and state.dims()[0] == 1:
+        return state.squeeze(0)   # one op where narrow + squeeze are two
+    return state.narrow(0, d, 1).squeeze(0)
+
+
 def recurrent_layers(kind: str, layers: Sequence[Any], x: Any, initial_h: Any = None, initial_c: Any = None,
                      direction: str = "forward", layout: int = 0) -> tuple:
     """ONNX LSTM or GRU (`kind`) through burnbook layers: `layers` holds one
     `nn.Lstm`/`nn.Gru` per direction (forward first). A reverse direction
     runs its layer over the sequence read backwards and turns the result
     back. Returns (Y, Y_h, Y_c) for an LSTM, (Y, Y_h) for a GRU."""
-    x = _time_major(x, layout).swap_dims(0, 1)  # the layers are batch first
+    x = x if layout == 1 else x.swap_dims(0, 1)  # the layers are batch first
     h0 = _time_major(initial_h, layout) if initial_h is not None else None
     c0 = _time_major(initial_c, layout) if initial_c is not None else None
     steps = x.dims()[1]
-    ys, finals, cells = [], [], []
+    outs, lasts, last_cells = [], [], []   # [batch, seq, hidden] in time order; [batch, 1, hidden]
     for d, layer in enumerate(layers):
         backwards = direction == "reverse" or d == 1
         xin = _reversed_steps(x, 1) if backwards else x
-        h = h0.narrow(0, d, 1).squeeze(0) if h0 is not None else None
+        h = _direction(h0, d) if h0 is not None else None
         if kind == "LSTM":
             state = None
             if h0 is not None or c0 is not None:
-                zeros = (h if h is not None else c0.narrow(0, d, 1).squeeze(0)).zeros_like()
-                c = c0.narrow(0, d, 1).squeeze(0) if c0 is not None else zeros
+                zeros = (h if h is not None else _direction(c0, d)).zeros_like()
+                c = _direction(c0, d) if c0 is not None else zeros
                 state = (c, h if h is not None else zeros)
             cs, hs = layer(xin, state)
-            cells.append(cs.narrow(1, steps - 1, 1).squeeze(1))
+            last_cells.append(cs if steps == 1 else cs.narrow(1, steps - 1, 1))
         else:
             hs = layer(xin, h)
-        finals.append(hs.narrow(1, steps - 1, 1).squeeze(1))
-        ys.append((_reversed_steps(hs, 1) if backwards else hs).swap_dims(0, 1))
+        lasts.append(hs if steps == 1 else hs.narrow(1, steps - 1, 1))
+        outs.append(_reversed_steps(hs, 1) if backwards else hs)
+    if len(layers) == 1:   # one direction: ONNX's layouts straight from the layer's, fewest ops
+        cell = last_cells[0] if kind == "LSTM" else None
+        if layout == 1:   # [batch, seq, 1, hidden]; states [batch, 1, hidden]
+            y, y_h, y_c = outs[0].unsqueeze_dim(2), lasts[0], cell
+        else:             # [seq, 1, batch, hidden]; states [1, batch, hidden]
+            y, y_h = outs[0].swap_dims(0, 1).unsqueeze_dim(1), lasts[0].swap_dims(0, 1)
+            y_c = cell.swap_dims(0, 1) if cell is not None else None
+        return (y, y_h) if y_c is None else (y, y_h, y_c)
+    ys = [o.swap_dims(0, 1) for o in outs]
+    finals = [t.squeeze(1) for t in lasts]
+    cells = [t.squeeze(1) for t in last_cells]
     return _arrange(ys, finals, cells if kind == "LSTM" else None, layout)
 
 
