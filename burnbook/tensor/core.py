@@ -132,7 +132,10 @@ class TensorBase:
         return t
 
     def _as(self, primitive, rank: int | None = None, kind: type | None = None):
-        cls = type(self)._specialise(self._B, rank or self._D, kind or self._K)
+        key = (self._B, rank or self._D, kind or self._K)
+        cls = _SPECIALISED.get(key)   # `_specialise`'s own first step, without the call: ops run this often
+        if cls is None:
+            cls = type(self)._specialise(*key)
         t = object.__new__(cls)
         t._p = primitive
         return t
