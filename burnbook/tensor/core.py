@@ -141,6 +141,8 @@ class TensorBase:
         return t
 
     def _dim(self, dim: int, op: str = "dim") -> int:
+        if type(dim) is int and -self._D <= dim < self._D:   # the common case (a bool's type is not int)
+            return dim + self._D if dim < 0 else dim
         if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
             raise TypeError(f"{op}: dim must be an int, got {dim!r} ({type(dim).__name__})")
         d = int(dim)
