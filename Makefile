@@ -116,8 +116,9 @@ test-browser: install-test browser-deps
 # second run would repeat the en run; `make test-notebooks-zh` runs them.
 # Two notebooks at a time (xdist, whole files), each kernel on one thread for
 # Taichi, OpenBLAS and OpenMP (with their default two threads each, two kernels
-# spun against each other and ran slower than one at a time): the index, zh and
-# solutions took 250 s against 323 s one at a time, the Binder en run 139 s against 204 s.
+# spun against each other and ran slower than one at a time): measured when the
+# zh chapters still ran here, the index, zh and solutions took 250 s against 323 s
+# one at a time, the Binder en run 139 s against 204 s.
 NBVAL_THREADS = OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 TI_CPU_MAX_NUM_THREADS=1
 NBVAL = $(NBVAL_THREADS) $(PY) -m pytest -p no:cacheprovider -n 2 --dist loadfile --nbval --nbval-current-env \
 	--nbval-sanitize-with notebooks/sanitize.cfg --durations=0
