@@ -25,6 +25,8 @@ PyTorch's `return_indices=True` and Burn give them.
 
 from __future__ import annotations
 
+import functools
+
 import math
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -318,11 +320,7 @@ class ModuleOps:
     @classmethod
     def conv1d(cls, x: Any, weight: Any, bias: Any, options: ConvOptions) -> Any:
         """`[N, C, L]` conv as conv2d over a `[N, C, 1, L]` view."""
-        opts = _AS_2D.get(options)
-        if opts is None:
-            opts = ConvOptions((1,) + options.stride, (0,) + options.padding, (1,) + options.dilation,
-                               options.groups)
-            _remember_2d(options, opts)
+        opts = _as_2d(options)
         out = cls.conv2d(_unsqueeze2(cls, x), _unsqueeze2(cls, weight), bias, opts)
         return _squeeze2(cls, out)
 
@@ -473,13 +471,10 @@ class ModuleOps:
     layer_norm = classmethod(module_layers.layer_norm)
 
 
-_AS_2D: dict = {}   # resolved 1-D options -> their 2-D twins, built once per setting
-
-
-def _remember_2d(options: Any, twin: Any) -> None:
-    if len(_AS_2D) >= 1024:   # bounded, as the tensor layer's cache of resolved options
-        _AS_2D.clear()
-    _AS_2D[options] = twin
+@functools.lru_cache(maxsize=1024)
+def _as_2d(options: ConvOptions) -> ConvOptions:
+    """The 2-D twin of resolved 1-D options (height 1), built once per setting."""
+    return ConvOptions((1,) + options.stride, (0,) + options.padding, (1,) + options.dilation, options.groups)
 
 
 def _unsqueeze2(B: Any, p: Any) -> Any:

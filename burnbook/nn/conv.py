@@ -12,6 +12,8 @@ weights `[out, in/groups, (kh,) kw]`, transposed-conv weights
 
 from __future__ import annotations
 
+import functools
+
 import math
 from typing import Any
 
@@ -54,26 +56,21 @@ def _val(p: Param | None) -> Tensor | None:
     return None if p is None else p.val()
 
 
-_OPTIONS: dict = {}   # (stride, padding, dilation, groups) -> ConvOptions
+@functools.lru_cache(maxsize=1024, typed=True)   # typed: groups=True is not groups=1
+def _cached_options(stride: Any, pad: tuple, dilation: Any, groups: Any) -> ConvOptions:
+    return ConvOptions(stride, pad, dilation, groups)
 
 
 def _conv_options(stride: Any, pad: tuple, dilation: Any, groups: Any) -> ConvOptions:
-    """The `ConvOptions` of a forward call, built once per distinct setting:
-    the key holds the values themselves, so a layer whose stride or padding
-    changes gets fresh options, and a bad value raises on every call."""
+    """The `ConvOptions` of a forward call, built once per distinct setting
+    (an LRU cache keyed by the values themselves, so a layer whose stride or
+    padding changes gets fresh options; a bad value is never cached and
+    raises on every call)."""
     try:
-        key = (stride if type(stride) is int else tuple(stride), pad,
-               dilation if type(dilation) is int else tuple(dilation), groups)
-        return _OPTIONS[key]
-    except KeyError:
-        pass
+        return _cached_options(stride if type(stride) is int else tuple(stride), pad,
+                               dilation if type(dilation) is int else tuple(dilation), groups)
     except TypeError:   # a value that is not a sequence or not hashable: let ConvOptions judge it
         return ConvOptions(stride, pad, dilation, groups)
-    options = ConvOptions(stride, pad, dilation, groups)
-    if len(_OPTIONS) >= 1024:
-        _OPTIONS.clear()
-    _OPTIONS[key] = options
-    return options
 
 
 @config

@@ -15,6 +15,8 @@ autodiff (and its backward) comes with the backend.
 
 from __future__ import annotations
 
+import functools
+
 from typing import Any
 
 from burnbook.backend.module_ops import (
@@ -72,25 +74,20 @@ def _check_kernel_fits(op: str, x: Any, kernel, padding, dilation, x_dims: list 
 
 # -- convolution ------------------------------------------------------------------------
 
-_RESOLVED: dict = {}   # (options, n) -> options.resolved(n): a model's convs repeat a few settings
+@functools.lru_cache(maxsize=1024)
+def _cached_resolved(options: Any, n: int) -> Any:
+    return options.resolved(n)
 
 
 def _resolved(options: Any, n: int) -> Any:
-    """`options.resolved(n)`, memoised: options are frozen and `resolved` is a
-    pure function of their (hashable, after `__post_init__`) values, and only
-    settings that passed its checks are stored, so bad ones raise every call."""
-    key = (options, n)
+    """`options.resolved(n)`, memoised (a model's convs repeat a few
+    settings): options are frozen and `resolved` is a pure function of their
+    values; a setting that fails its checks is never cached and raises on
+    every call."""
     try:
-        return _RESOLVED[key]
-    except KeyError:
-        pass
+        return _cached_resolved(options, n)
     except TypeError:   # an unhashable value in a subclass's fields: resolve uncached
         return options.resolved(n)
-    out = options.resolved(n)
-    if len(_RESOLVED) >= 1024:   # bound it: a loop over many settings must not grow it forever
-        _RESOLVED.clear()
-    _RESOLVED[key] = out
-    return out
 
 
 def _conv(op: str, rank: int, x, weight, bias, options):
