@@ -90,3 +90,22 @@ def test_softmax_family_matches_numpy(backend, name, op, ref, case, data):
     shape, dim = case
     a = data.draw(float_arrays(shape, -5.0, 5.0))
     check_op(backend, lambda t: op(t, dim), lambda x: ref(x, dim), a, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("n", [96, 8192])  # both sides of NdArray's small/large relu paths (4096)
+def test_relu_and_sigmoid_match_torch_on_tails_nan_and_signed_zero(backend, n):
+    """relu and sigmoid at every size agree with PyTorch: NaN stays NaN, ±inf
+    saturate, sigmoid underflows to 0 far below -88 in f32 (as PyTorch's),
+    and relu's zeros are zeros (PyTorch keeps -0.0; only the value is asserted)."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(n)
+    x = (rng.standard_normal(n) * 30).astype(np.float32)
+    x[:8] = [np.nan, np.inf, -np.inf, -0.0, 0.0, -100.0, -88.5, 90.0]
+    t = Tensor[backend, 1].from_data(x)
+    want_relu = torch.relu(torch.from_numpy(x)).numpy()
+    want_sig = torch.sigmoid(torch.from_numpy(x)).numpy()
+    got_relu = activation.relu(t).to_numpy()
+    got_sig = activation.sigmoid(t).to_numpy()
+    np.testing.assert_array_equal(got_relu, want_relu)   # NaN == NaN here; exact: relu rounds nothing
+    np.testing.assert_allclose(got_sig, want_sig, rtol=1e-5, atol=1e-30)  # SPIR-V exp: ~20 ulp on the tails
+    assert np.isnan(got_sig[0]) and got_sig[1] == 1.0 and got_sig[2] == 0.0
