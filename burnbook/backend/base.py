@@ -211,9 +211,11 @@ class Backend(ModuleOps):
 
     @classmethod
     def float_relu(cls, p):
-        """max(x, 0) with 0 where x <= 0 (Burn's `ActivationOps::relu`): a
-        default from two primitives; backends override it with one pass."""
-        return cls.float_mask_fill(p, cls.float_lower_equal_elem(p, 0.0), 0.0)
+        """max(x, 0): 0 where x < 0, x itself elsewhere, so NaN and -0.0 pass
+        through as in PyTorch's relu (Burn's mask `x <= 0` would turn -0.0
+        into +0.0). A default from two primitives; backends override it
+        with one pass."""
+        return cls.float_mask_fill(p, cls.float_lower_elem(p, 0.0), 0.0)
 
     @classmethod
     def float_sigmoid(cls, p):

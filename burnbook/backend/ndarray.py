@@ -149,6 +149,7 @@ def _full_reduce(name):
 
 
 _F32_ZERO, _F32_INF = np.float32(0), np.float32(np.inf)
+_RELU_ZERO = {"f": _F32_ZERO, "d": np.float64(0)}   # float_relu's maximum(0, x) types
 
 
 @share_layout_ops
@@ -306,13 +307,19 @@ class NdArray(NdArrayModuleOps, Backend):
 
     @staticmethod
     def float_relu(p):
-        # Both keep NaN. On large f32 arrays NumPy's two-sided clip runs
-        # SIMD and is ~2.6x faster than maximum with a scalar (what a
-        # one-sided clip calls), keeping -0.0 as PyTorch's relu does; on
-        # small ones maximum saves clip's ~3 us of Python.
-        if p.size > 4096 and p.dtype.char == "f":
+        # Both keep NaN and -0.0, as PyTorch's relu does. On large f32 arrays
+        # NumPy's two-sided clip runs SIMD and is ~2.6x faster than maximum
+        # with a scalar (what a one-sided clip calls); on small ones maximum
+        # saves clip's ~3 us of Python. Of two equal zeros NumPy's f32/f64
+        # maximum returns the second operand, so 0 goes first; its f16 loop
+        # returns the first, so f16 (and any other float type) takes clip.
+        c = p.dtype.char
+        if c == "f" and p.size > 4096:
             return np.clip(p, _F32_ZERO, _F32_INF)
-        return np.maximum(p, p.dtype.type(0))
+        zero = _RELU_ZERO.get(c)
+        if zero is None:
+            return np.clip(p, p.dtype.type(0), p.dtype.type(np.inf))
+        return np.maximum(zero, p)
 
     @staticmethod
     def float_sigmoid(p):

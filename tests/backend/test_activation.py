@@ -96,16 +96,40 @@ def test_softmax_family_matches_numpy(backend, name, op, ref, case, data):
 def test_relu_and_sigmoid_match_torch_on_tails_nan_and_signed_zero(backend, n):
     """relu and sigmoid at every size agree with PyTorch: NaN stays NaN, ±inf
     saturate, sigmoid underflows to 0 far below -88 in f32 (as PyTorch's),
-    and relu's zeros are zeros (PyTorch keeps -0.0; only the value is asserted)."""
+    and relu keeps -0.0 (PyTorch's relu zeroes only x < 0), sign bit included."""
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(n)
     x = (rng.standard_normal(n) * 30).astype(np.float32)
     x[:8] = [np.nan, np.inf, -np.inf, -0.0, 0.0, -100.0, -88.5, 90.0]
+    x[8::5] = -0.0   # signed zeros in the SIMD body too, not just its head
     t = Tensor[backend, 1].from_data(x)
     want_relu = torch.relu(torch.from_numpy(x)).numpy()
     want_sig = torch.sigmoid(torch.from_numpy(x)).numpy()
     got_relu = activation.relu(t).to_numpy()
     got_sig = activation.sigmoid(t).to_numpy()
     np.testing.assert_array_equal(got_relu, want_relu)   # NaN == NaN here; exact: relu rounds nothing
+    np.testing.assert_array_equal(np.signbit(got_relu), np.signbit(want_relu))   # -0.0 == 0.0 above
     np.testing.assert_allclose(got_sig, want_sig, rtol=1e-5, atol=1e-30)  # SPIR-V exp: ~20 ulp on the tails
     assert np.isnan(got_sig[0]) and got_sig[1] == 1.0 and got_sig[2] == 0.0
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float64])
+@pytest.mark.parametrize("n", [96, 8192])
+def test_relu_keeps_signed_zero_and_nan_in_f16_and_f64(backend, dtype, n):
+    """relu in the other float types, on both sides of NdArray's size switch,
+    agrees with PyTorch bit for bit (-0.0 kept, NaN kept, negatives to +0.0)."""
+    torch = pytest.importorskip("torch")
+    # eighths below 256: exact in f16, f32 and f64, so the cast from f32 changes nothing
+    x = (np.round(np.random.default_rng(n).standard_normal(n) * 240) / 8).clip(-255, 255).astype(dtype)
+    x[:6] = [np.nan, np.inf, -np.inf, -0.0, 0.0, -1.0]
+    x[6::5] = -0.0
+    t = Tensor[backend, 1].from_data(x.astype(np.float32))
+    try:
+        t = t.cast(dtype)
+    except RuntimeError as err:   # a Vulkan device without f64
+        pytest.skip(str(err))
+    got = activation.relu(t).to_numpy()
+    want = torch.relu(torch.from_numpy(x)).numpy()
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
