@@ -23,6 +23,7 @@ import numpy as np
 from burnbook._atomic import atomic_write
 from .codegen import identifier, module_source
 from .fold import fold_model
+from .fuse import fuse_patterns
 from .graph import OnnxImportError, load_model, upgrade
 from .guard import check_source
 from .ops import lower
@@ -54,6 +55,7 @@ def generate(model: Any, class_name: str = "Model", record_name: str = "model",
         raise ValueError(f"record name {record_name!r} is not a lower-case ASCII identifier")
     proto = upgrade(load_model(model))
     graph = fold_model(proto)  # exporters' shape arithmetic on static shapes becomes constants
+    graph = fuse_patterns(graph)  # exporters' GELU formulas become one Gelu node each
     named = origin == "an ONNX model" and isinstance(model, (str, os.PathLike))
     low = lower(graph, os.fspath(model) if named else origin)  # errors name the file
     # the generator's own words only: file text never goes into a triple-quoted string

@@ -49,12 +49,8 @@ def _gelu(low: Lowering, node: Any, a: dict) -> None:
     x = low.var(node.input[0])
     approx = a.get("approximate", b"none")
     approx = approx.decode() if isinstance(approx, bytes) else approx
-    if approx == "tanh":
-        # 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-        inner = f"(({x} + {x}.powf_scalar(3.0) * 0.044715) * 0.7978845608028654).tanh()"
-        low.bind(node, f"{x} * 0.5 * ({inner} + 1.0)", "gelu")
-    else:
-        low.bind(node, f"activation.gelu({x})", "gelu")
+    low.bind(node, f"activation.gelu({x}, approximate='tanh')" if approx == "tanh" else f"activation.gelu({x})",
+             "gelu")
 
 
 @op("Softmax", "LogSoftmax")
