@@ -41,13 +41,25 @@ __all__ = [
 ]
 
 
-def _tuple(value: Any, n: int | None, name: str) -> Any:
-    """`value` as a tuple of `n` Python ints (an int is repeated)."""
+def _is_int(value: Any) -> bool:
+    """An int or NumPy integer, not a bool (`True` is an int to Python, but
+    no size or count) and not a float (PyTorch refuses `stride=1.0` too)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def _tuple(value: Any, n: int | None, name: str, owner: str = "") -> Any:
+    """`value` as a tuple of `n` Python ints (an int is repeated); anything
+    but ints is a TypeError naming `owner`, the setting and the value."""
     if type(value) is tuple and all(type(v) is int for v in value) and (n is None or len(value) == n):
         return value   # already resolved: every conv call of a model passes here twice
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+    if _is_int(value):
         return int(value) if n is None else (int(value),) * n
-    out = tuple(int(v) for v in value)
+    items = list(value) if isinstance(value, (tuple, list, range)) or np.ndim(value) == 1 else None
+    if items is None or not all(_is_int(v) for v in items):
+        where = f"{owner}: " if owner else ""
+        raise TypeError(f"{where}{name} must be an int or a list/tuple of ints (bool and float are "
+                        f"refused), got {value!r} ({type(value).__name__})")
+    out = tuple(int(v) for v in items)
     if n is not None and len(out) != n:
         raise ValueError(f"{name}: expected {n} value(s), one per spatial dim, got {list(out)}")
     return out
@@ -66,7 +78,8 @@ class ConvOptions:
 
     def __post_init__(self) -> None:
         for name in ("stride", "padding", "dilation"):
-            object.__setattr__(self, name, _tuple(getattr(self, name), None, name))
+            object.__setattr__(self, name, _tuple(getattr(self, name), None, name, "ConvOptions"))
+        object.__setattr__(self, "groups", _groups(self.groups, "ConvOptions"))
 
     def resolved(self, n: int) -> "ConvOptions":
         """The same options with a tuple of `n` ints per setting, checked."""
@@ -94,7 +107,8 @@ class ConvTransposeOptions:
 
     def __post_init__(self) -> None:
         for name in ("stride", "padding", "padding_out", "dilation"):
-            object.__setattr__(self, name, _tuple(getattr(self, name), None, name))
+            object.__setattr__(self, name, _tuple(getattr(self, name), None, name, "ConvTransposeOptions"))
+        object.__setattr__(self, "groups", _groups(self.groups, "ConvTransposeOptions"))
 
     def resolved(self, n: int) -> "ConvTransposeOptions":
         out = ConvTransposeOptions(
@@ -103,6 +117,15 @@ class ConvTransposeOptions:
             int(self.groups))
         _check_positive(out.stride, out.dilation, out.padding + out.padding_out, out.groups)
         return out
+
+
+def _groups(value: Any, owner: str) -> int:
+    """`groups` as a Python int: options are checked when built, so a memo
+    keyed by them never holds `groups=True` (equal to 1 as a key)."""
+    if not _is_int(value):
+        raise TypeError(f"{owner}: groups must be an int (bool and float are refused), "
+                        f"got {value!r} ({type(value).__name__})")
+    return int(value)
 
 
 def _check_positive(stride, dilation, padding, groups) -> None:

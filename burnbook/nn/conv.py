@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 
 import math
+import numbers
 from typing import Any
 
 from burnbook.config import ConfigError, config
@@ -40,6 +41,19 @@ _PAIRS = ("channels", "kernel_size", "stride", "dilation")  # [in, out], [h, w]:
 _PADS = ("padding", "padding_out")
 
 
+def _check_ints(cfg: Any, fields: tuple) -> None:
+    """Every setting in `fields` (an int or a list of ints) holds ints: the
+    field types are checked on assignment, but not an item set in place
+    (`cfg.stride[0] = True`), and True would pass for 1 from here on."""
+    for field in fields:
+        value = getattr(cfg, field)
+        for i, item in enumerate(value if isinstance(value, list) else [value]):
+            if isinstance(item, bool) or not isinstance(item, numbers.Integral):
+                where = f"{field}[{i}]" if isinstance(value, list) else field
+                raise TypeError(f"{type(cfg).__name__}: {where} must be an int (bool and float are refused), "
+                                f"got {item!r} ({type(item).__name__})")
+
+
 def _check_groups(name: str, c_in: int, c_out: int, groups: int) -> None:
     if c_in % groups or c_out % groups:
         raise ConfigError(f"{name}: channels [{c_in}, {c_out}] must both be divisible by groups={groups}")
@@ -56,21 +70,29 @@ def _val(p: Param | None) -> Tensor | None:
     return None if p is None else p.val()
 
 
-@functools.lru_cache(maxsize=1024, typed=True)   # typed: groups=True is not groups=1
-def _cached_options(stride: Any, pad: tuple, dilation: Any, groups: Any) -> ConvOptions:
-    return ConvOptions(stride, pad, dilation, groups)
+@functools.lru_cache(maxsize=1024, typed=True)
+def _cached_options(n: int, *values: Any) -> ConvOptions:
+    return ConvOptions(values[:n], values[n:2 * n], values[2 * n:3 * n], values[-1])
 
 
 def _conv_options(stride: Any, pad: tuple, dilation: Any, groups: Any) -> ConvOptions:
     """The `ConvOptions` of a forward call, built once per distinct setting
     (an LRU cache keyed by the values themselves, so a layer whose stride or
     padding changes gets fresh options; a bad value is never cached and
-    raises on every call)."""
+    raises on every call).
+
+    The cache takes every number as an argument of its own: `typed` tells
+    True and 1.0 from 1 only among arguments, not among a tuple's items, and
+    ConvOptions refuses bools and floats with a TypeError naming the setting."""
     try:
-        return _cached_options(stride if type(stride) is int else tuple(stride), pad,
-                               dilation if type(dilation) is int else tuple(dilation), groups)
-    except TypeError:   # a value that is not a sequence or not hashable: let ConvOptions judge it
-        return ConvOptions(stride, pad, dilation, groups)
+        s = (stride,) if type(stride) is int else tuple(stride)
+        d = (dilation,) if type(dilation) is int else tuple(dilation)
+        n = len(pad)
+        if len(s) == n == len(d):
+            return _cached_options(n, *s, *pad, *d, groups)
+    except TypeError:   # not a sequence, not hashable, or refused: ConvOptions says which
+        pass
+    return ConvOptions(stride, pad, dilation, groups)
 
 
 @config
@@ -87,6 +109,7 @@ class Conv2dConfig:
     initializer: Initializer = _default_init()
 
     def __post_init__(self) -> None:
+        _check_ints(self, _PAIRS + ("groups",))
         check_config(self, pairs=_PAIRS, sizes=_PAIRS + ("groups",))
         _check_groups("Conv2dConfig", *self.channels, self.groups)
 
@@ -143,6 +166,7 @@ class Conv1dConfig:
     initializer: Initializer = _default_init()
 
     def __post_init__(self) -> None:
+        _check_ints(self, ("channels_in", "channels_out", "kernel_size", "stride", "dilation", "groups"))
         check_config(self, sizes=("channels_in", "channels_out", "kernel_size", "stride", "dilation",
                                   "groups"))
         _check_groups("Conv1dConfig", self.channels_in, self.channels_out, self.groups)
@@ -200,6 +224,7 @@ class ConvTranspose2dConfig:
     initializer: Initializer = _default_init()
 
     def __post_init__(self) -> None:
+        _check_ints(self, _PAIRS + _PADS + ("groups",))
         check_config(self, pairs=_PAIRS + _PADS, sizes=_PAIRS + ("groups",), non_negative=_PADS)
         _check_groups("ConvTranspose2dConfig", *self.channels, self.groups)
 
@@ -259,6 +284,7 @@ class ConvTranspose1dConfig:
     initializer: Initializer = _default_init()
 
     def __post_init__(self) -> None:
+        _check_ints(self, ("channels", "kernel_size", "stride", "dilation", "groups") + _PADS)
         check_config(self, pairs=("channels",), non_negative=_PADS,
                      sizes=("channels", "kernel_size", "stride", "dilation", "groups"))
         _check_groups("ConvTranspose1dConfig", *self.channels, self.groups)

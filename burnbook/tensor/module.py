@@ -81,9 +81,10 @@ def _cached_resolved(options: Any, n: int) -> Any:
 
 def _resolved(options: Any, n: int) -> Any:
     """`options.resolved(n)`, memoised (a model's convs repeat a few
-    settings): options are frozen and `resolved` is a pure function of their
-    values; a setting that fails its checks is never cached and raises on
-    every call."""
+    settings): options are frozen, hold only Python ints (their constructor
+    refuses bools, which would equal ints as keys) and `resolved` is a pure
+    function of their values; a setting that fails its checks is never
+    cached and raises on every call."""
     try:
         return _cached_resolved(options, n)
     except TypeError:   # an unhashable value in a subclass's fields: resolve uncached
@@ -173,9 +174,9 @@ def conv_transpose2d(x, weight, bias=None, options: ConvTransposeOptions | None 
 # -- pooling ------------------------------------------------------------------------------
 
 def _pool_args(op: str, x, n: int, kernel_size, stride, padding, dilation=1, ceil_mode=False) -> tuple:
-    k = _tuple(kernel_size, n, "kernel_size")
-    s = k if stride is None else _tuple(stride, n, "stride")
-    p, d = _tuple(padding, n, "padding"), _tuple(dilation, n, "dilation")
+    k = _tuple(kernel_size, n, "kernel_size", op)
+    s = k if stride is None else _tuple(stride, n, "stride", op)
+    p, d = _tuple(padding, n, "padding", op), _tuple(dilation, n, "dilation", op)
     if any(v < 1 for v in k + s + d):
         raise ValueError(f"{op}: kernel_size {list(k)}, stride {list(s)} and dilation {list(d)} must be >= 1")
     half = [kk // 2 for kk in k]  # PyTorch's rule, dilation or not
@@ -239,7 +240,7 @@ def avg_pool2d(x, kernel_size, stride=None, padding=0, count_include_pad=True):
 
 def _adaptive(op: str, rank: int, x, output_size):
     _check(op, x, rank)
-    size = _tuple(output_size, rank - 2, "output_size")
+    size = _tuple(output_size, rank - 2, "output_size", op)
     if any(v < 1 for v in size):
         raise ValueError(f"{op}: output_size {list(size)} must be >= 1")
     return x._as(getattr(x.backend, op)(x._p, size))
