@@ -116,6 +116,41 @@ def test_i64_overflow_wraps_like_torch(backend):
     assert_tensor(-big, (-t).numpy())
 
 
+def test_int_neg_and_abs_of_the_minimum_wrap_like_torch(backend):
+    # Int tensors are i64 on every backend: -MIN and |MIN| overflow to MIN,
+    # as torch.neg/torch.abs (and NumPy) give in two's complement.
+    values = [I64_MIN, I64_MIN + 1, -1, 0, 1, I64_MAX]
+    x, t = ints(backend, values), torch.tensor(values)
+    assert_tensor(x.neg(), torch.neg(t).numpy())
+    assert_tensor(x.abs(), torch.abs(t).numpy())
+    assert x.abs().to_numpy()[0] == I64_MIN
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64"])
+def test_onnx_neg_and_abs_wrap_in_the_graphs_int_type(backend, dtype):
+    """An imported Neg/Abs on int8/16/32 values (held in i64 tensors) gives
+    what onnxruntime gives in the narrow type: -(-128) and |-128| are -128."""
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import helper
+
+    from burnbook.importer.onnx import build_model
+
+    info = np.iinfo(dtype)
+    x = np.array([info.min, info.min + 1, -1, 0, 1, info.max], dtype=dtype)
+    elem = onnx.helper.np_dtype_to_tensor_dtype(x.dtype)
+    for op in ("Neg", "Abs"):
+        graph = helper.make_graph([helper.make_node(op, ["x"], ["y"])], "g",
+                                  [helper.make_tensor_value_info("x", elem, [6])],
+                                  [helper.make_tensor_value_info("y", elem, [6])])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+        model.ir_version = 10   # what onnxruntime 1.23 reads
+        want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+        assert want[0] == info.min   # the oracle wraps
+        got = build_model(model, backend=backend)(ints(backend, x.astype(np.int64)))
+        assert_tensor(got, want.astype(np.int64))
+
+
 @pytest.mark.parametrize("op", ["add_scalar", "sub_scalar", "mul_scalar", "div_scalar", "equal_elem", "mask_fill"])
 @pytest.mark.parametrize("s", [2 ** 63, -2 ** 63 - 1, 2 ** 70])
 def test_int_scalar_outside_i64_is_refused(backend, op, s):
