@@ -139,6 +139,103 @@ def test_instance_normalization_matches_torch():
     np.testing.assert_allclose(_run(model, x), want, atol=1e-5, rtol=1e-5)
 
 
+# -- GroupNormalization's stash_type (opset 21) against onnxruntime -------------------------------
+def _stash_model(elem: int, stash: int | None, shape=(2, 4, 3, 5), groups: int = 2):
+    attrs = {} if stash is None else {"stash_type": stash}
+    node = helper.make_node("GroupNormalization", ["x", "s", "b"], ["y"], name="gn", num_groups=groups,
+                            epsilon=1e-5, **attrs)
+    vi = helper.make_tensor_value_info
+    c = shape[1]
+    return _model([node], [vi("x", elem, list(shape)), vi("s", elem, [c]), vi("b", elem, [c])],
+                  [vi("y", elem, list(shape))], 21)
+
+
+def _stash_backends():
+    from tests.backend.conftest import BACKENDS
+
+    return [pytest.param(name, id=name) for name in BACKENDS]
+
+
+def _stash_run(backend_name: str, model, dtype, *arrays):
+    from tests.backend.conftest import BACKENDS
+
+    B = BACKENDS[backend_name]()
+    tensors = [Tensor[B, a.ndim].from_data(a.astype(np.float32)).cast(dtype) for a in arrays]
+    out = build_model(model, backend=B)(*tensors)
+    assert out.dtype.np == dtype
+    return out.to_numpy()
+
+
+@pytest.mark.parametrize("backend_name", _stash_backends())
+@pytest.mark.parametrize("stash", [None, 1, 11])
+def test_group_norm_stash_type_sets_the_precision_of_f64_statistics(backend_name, stash):
+    """f64 input: stash_type 1 (the default) computes the statistics in f32,
+    as onnxruntime does (off the f64 result by ~1e-7), and 11 in f64 (agreeing
+    to 1e-12); the normalised values go back to f64 for the scale and bias."""
+    ort = pytest.importorskip("onnxruntime")
+    rng = np.random.default_rng(21)
+    # values exact in f32, so both sides read the same input
+    x, s, b = (rng.standard_normal(n).astype(np.float32).astype(np.float64) for n in ((2, 4, 3, 5), 4, 4))
+    model = _stash_model(TensorProto.DOUBLE, stash)
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, {"x": x, "s": s, "b": b})[0]
+    exact = torch.nn.functional.group_norm(torch.from_numpy(x), 2, torch.from_numpy(s), torch.from_numpy(b),
+                                           eps=1e-5).numpy()
+    try:
+        got = _stash_run(backend_name, model, np.float64, x, s, b)
+    except RuntimeError as err:   # a Vulkan device without f64
+        pytest.skip(str(err))
+    if stash == 11:
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(got, exact, rtol=1e-12, atol=1e-12)
+    else:
+        np.testing.assert_allclose(got, want, rtol=2e-6, atol=2e-6)
+        assert 1e-9 < np.abs(got - exact).max() < 2e-6   # f32 statistics, not f64 ones
+        assert 1e-9 < np.abs(want - exact).max()        # the oracle computes in f32 too
+
+
+@pytest.mark.parametrize("backend_name", _stash_backends())
+@pytest.mark.parametrize("stash", [1, 10])
+def test_group_norm_stash_type_of_f16_input_matches_onnxruntime(backend_name, stash):
+    """f16 input, f16 output, within an f16 rounding of onnxruntime with both
+    stash types (on this data f16 and f32 statistics round alike: the f64
+    test above is the one that tells the stash types apart)."""
+    ort = pytest.importorskip("onnxruntime")
+    rng = np.random.default_rng(10)
+    x, s, b = (rng.standard_normal(n).astype(np.float16) for n in ((2, 4, 3, 5), 4, 4))
+    x = (x * 2 + 3).astype(np.float16)   # an offset mean: f16 statistics differ from f32 ones
+    model = _stash_model(TensorProto.FLOAT16, stash)
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, {"x": x, "s": s, "b": b})[0]
+    got = _stash_run(backend_name, model, np.float16, x, s, b)
+    np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=2e-3, atol=2e-3)
+
+
+def test_group_norm_stash_type_chooses_the_layer_or_the_runtime():
+    """The nn.GroupNorm layer (x's own type) serves f32 input with f32
+    statistics; every other stash goes through onnx_ops.group_norm with it."""
+    def source(elem, stash):
+        model = _stash_model(elem, stash)
+        inits = [numpy_helper.from_array(np.ones(4, helper.tensor_dtype_to_np_dtype(elem)), n) for n in "sb"]
+        model.graph.initializer.extend(inits)
+        del model.graph.input[1:]
+        return generate(model).source
+
+    assert "nn.GroupNorm" in source(TensorProto.FLOAT, None) and "stash" not in source(TensorProto.FLOAT, 1)
+    assert "stash='float32'" in source(TensorProto.FLOAT16, 1)
+    assert "stash='float16'" in source(TensorProto.FLOAT, 10)
+    assert "stash='float64'" in source(TensorProto.DOUBLE, 11)
+
+
+@pytest.mark.parametrize("stash, name", [(16, "bfloat16"), (7, "int64"), (99, "no float type")])
+def test_group_norm_stash_type_burnbook_cannot_hold_is_refused(stash, name, tmp_path):
+    path = tmp_path / "gn.onnx"
+    onnx.save(_stash_model(TensorProto.FLOAT, stash), str(path))
+    with pytest.raises(OnnxImportError, match=rf"(?s)gn\.onnx.*node 'gn'.*stash_type={stash} \({name}\)") as err:
+        build_model(str(path), backend=NdArray)
+    assert "float32 (1), float16 (10) or float64 (11)" in str(err.value)
+
+
 # -- Conv / ConvTranspose with a dynamic batch or a symbolic weight ------------------------------
 def _dynamic(name: str, dims: list) -> object:
     return helper.make_tensor_value_info(name, TensorProto.FLOAT, dims)

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .codegen import Lowering, literal, quote
-from .graph import Graph
+from .graph import Graph, elem_info
 from .ops import inp, op
 from .ops_nn import _auto_pad, _auto_pad_problems, _pads, _spatial_dims
 
@@ -67,10 +67,26 @@ def _instance_norm(low: Lowering, node: Any, a: dict) -> None:
              "instance_norm")
 
 
+# stash_type (opset 21): the ONNX element type the statistics are computed in,
+# as the float types burnbook tensors can hold (bfloat16 has none)
+_STASH = {1: "float32", 10: "float16", 11: "float64"}
+
+
+def _stash(graph: Graph, a: dict) -> str | None:
+    """The stash type's NumPy name; None before opset 21 (computed in x's type)."""
+    return _STASH.get(int(a.get("stash_type", 1))) if graph.opset >= 21 else None
+
+
 def _check_group_norm(graph: Graph, node: Any, a: dict) -> list[str]:
     problems = _float_input(graph, node) + _rank_at_least(graph, node, 3)
     if int(a.get("num_groups", 0)) < 1:
         problems.append(f"GroupNormalization num_groups={a.get('num_groups')} (must be >= 1)")
+    stash = int(a.get("stash_type", 1))
+    if graph.opset >= 21 and stash not in _STASH:
+        info = elem_info(stash)
+        name = info[1] if info is not None else "no float type"
+        problems.append(f"GroupNormalization stash_type={stash} ({name}): the statistics can be computed in "
+                        f"float32 (1), float16 (10) or float64 (11) only")
     return problems
 
 
@@ -84,13 +100,16 @@ def _group_norm(low: Lowering, node: Any, a: dict) -> None:
     s, b = low.const(scale), low.const(bias)
     xs = low.value(x).shape
     channels = xs[1] if xs is not None and isinstance(xs[1], int) else None
-    if s is not None and b is not None and channels is not None and channels % groups == 0:
+    # the layer computes in x's type: only where that is the stash type
+    stash = _stash(low.graph, a)
+    plain = stash is None or stash == low.value(x).dtype == "float32"
+    if plain and s is not None and b is not None and channels is not None and channels % groups == 0:
         if not per_channel:
             s, b = np.repeat(s.reshape(-1), channels // groups), np.repeat(b.reshape(-1), channels // groups)
         if s.size == channels and b.size == channels:
             _group_norm_layer(low, node, groups, channels, eps, s, b)
             return
-    flag = "" if per_channel else ", per_channel=False"
+    flag = ("" if per_channel else ", per_channel=False") + ("" if stash is None else f", stash={quote(stash)}")
     low.bind(node, f"onnx_ops.group_norm({low.var(x)}, {groups}, {_f32(eps)}, {low.var(scale)}, "
              f"{low.var(bias)}{flag})", "group_norm")
 

@@ -37,18 +37,27 @@ def instance_norm(x: Any, scale: Any, bias: Any, epsilon: float) -> Any:
 
 
 def group_norm(x: Any, num_groups: int, epsilon: float, scale: Any = None, bias: Any = None,
-               per_channel: bool = True) -> Any:
+               per_channel: bool = True, stash: str | None = None) -> Any:
     """ONNX `GroupNormalization`: the channels of `[N, C, ...]` split into
     `num_groups` groups, each normalised over its channels and positions.
     `scale`/`bias` are per channel (opset 21) or per group (`per_channel=False`,
-    opset 18, where each group's value applies to all its channels)."""
+    opset 18, where each group's value applies to all its channels).
+
+    `stash` (opset 21's `stash_type`, a NumPy float name) is the type the
+    mean, variance and normalisation are computed in; the normalised values
+    return to x's type before the scale and bias, as the spec's function
+    body does. None computes in x's type (opset 18)."""
     dims = x.dims()
     n, c = dims[0], dims[1]
     if c % num_groups:
         raise ValueError(f"GroupNormalization: {c} channels (input {dims}) do not split into {num_groups} groups")
-    grouped = x.reshape([n, num_groups, -1])
+    dtype = x.dtype
+    stashed = x if stash is None or dtype.np.name == stash else x.cast(stash)
+    grouped = stashed.reshape([n, num_groups, -1])
     var, mean = grouped.var_mean_bias(2)
     y = ((grouped - mean) / (var + epsilon).sqrt()).reshape(dims)
+    if stashed is not x:
+        y = y.cast(dtype.np)
     if not per_channel:
         # [G] -> [C]: each group's value repeated over its channels
         expand = lambda v: v.reshape([num_groups, 1]).expand([num_groups, c // num_groups]).reshape([c])  # noqa: E731
