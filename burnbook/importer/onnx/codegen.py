@@ -167,7 +167,8 @@ class Lowering:
         if name in self.host:
             ints, like = self.host[name]
             tensor = self.numbered(ints.rstrip("0123456789") + "_t")
-            self.emit(f"{tensor} = onnx_ops.tensor_like({like}, {ints})")
+            kind = ", Bool" if self.value(name).kind == "Bool" else ""
+            self.emit(f"{tensor} = onnx_ops.tensor_like({like}, {ints}{kind})")
             self.names[name] = tensor
             return tensor
         arr = self.const(name)
@@ -204,15 +205,26 @@ class Lowering:
         tensor is needed for it (an integer constant, or shape arithmetic kept
         on the host by `bind_host`), else None."""
         if name in self.host:
-            return self.host[name][0]
+            return self.host[name][0] if self.value(name).kind == "Int" else None
         arr = self.const(name)
         if arr is not None and arr.dtype.kind in "iu":
             return literal([int(v) for v in arr.reshape(-1)])
         return None
 
+    def host_list(self, name: str) -> str | None:
+        """Like `host_ints`, for Int and Bool values alike (Equal and Where on
+        shape values keep their masks on the host too)."""
+        if name in self.host:
+            return self.host[name][0]
+        arr = self.const(name)
+        if arr is not None and arr.dtype.kind in "iub":
+            return literal([bool(v) if arr.dtype.kind == "b" else int(v) for v in arr.reshape(-1)])
+        return None
+
     def bind_host(self, node: Any, expr: str, like: str, prefix: str) -> None:
-        """Emit `name = expr`, a Python list of ints holding the node's first
-        output (rank 0 or 1) flattened; `like` is a tensor expression whose
+        """Emit `name = expr`, a Python list of ints (of bools, for a Bool
+        output) holding the node's first output (rank 0 or 1) flattened;
+        `like` is a tensor expression whose
         device a tensor of it is built on if some consumer needs one."""
         name = self.numbered(prefix)
         self.emit(f"{name} = {expr}")

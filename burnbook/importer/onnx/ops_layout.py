@@ -37,6 +37,9 @@ def _reshape(low: Lowering, node: Any, a: dict) -> None:
     allowzero = bool(a.get("allowzero", 0))
     t = low.const(target)
     xs = low.shape(x)
+    if x in low.host and t is not None and t.size == 1 and low.rank(x) <= 1:  # a flat host list stays one
+        low.host_alias(node, x)
+        return
     if t is not None and xs is not None:
         out = [xs[i] if (int(s) == 0 and not allowzero) else int(s) for i, s in enumerate(t.reshape(-1))]
         low.bind(node, f"{low.var(x)}.reshape({literal(out or [1])})", "reshape")

@@ -70,9 +70,10 @@ def _scalar_of(low: Lowering, name: str) -> str | None:
     return literal(np.float32(arr.reshape(-1)[0]))
 
 
-def _host_len(low: Lowering, name: str) -> int | None:
-    """How many ints a host-known Int value (rank 0 or 1) holds, if known now."""
-    if low.host_ints(name) is None or low.rank(name) > 1:
+def _host_len(low: Lowering, name: str, kind: str = "Int") -> int | None:
+    """How many items a host-known value of `kind` (rank 0 or 1) holds, if known now."""
+    known = low.host_ints(name) if kind == "Int" else low.host_list(name)
+    if known is None or low.rank(name) > 1:
         return None
     if low.rank(name) == 0:
         return 1
@@ -143,9 +144,33 @@ def _pow(low: Lowering, node: Any, a: dict) -> None:
     low.bind(node, expr, "pow")
 
 
+def _host_select(low: Lowering, node: Any, fn: str, kinds: tuple) -> bool:
+    """Equal or Where on shape values (rank 0 or 1, at least one kept on the
+    host by `bind_host`, the others constants) as a Python list through
+    `onnx_ops.<fn>`: an exporter's `expand(n, -1, -1)` compares its target
+    with -1 and picks sizes, and no tensor need be built for that per call."""
+    names = list(node.input[:len(kinds)])
+    if not any(n in low.host for n in names) or low.rank(node.output[0]) > 1:
+        return False
+    lists, sizes = [], []
+    for name, kind in zip(names, kinds):
+        text, size = low.host_list(name), _host_len(low, name, kind)
+        if text is None or size is None or low.value(name).kind != kind:
+            return False
+        lists.append(text)
+        sizes.append(size)
+    if len({s for s in sizes if s != 1}) > 1:
+        return False
+    like = low.host[next(n for n in names if n in low.host)][1]
+    low.bind_host(node, f"onnx_ops.{fn}({', '.join(lists)})", like, node.op_type.lower())
+    return True
+
+
 @op("Equal")
 def _equal(low: Lowering, node: Any, a: dict) -> None:
     lhs, rhs = node.input[0], node.input[1]
+    if _host_select(low, node, "host_equal", ("Int", "Int")):
+        return
     rank = max(low.brank(lhs), low.brank(rhs))
     shape = low.shape(node.output[0])
     left, right = low.aligned(lhs, rank), low.aligned(rhs, rank)
@@ -159,6 +184,8 @@ def _equal(low: Lowering, node: Any, a: dict) -> None:
 @op("Where")
 def _where(low: Lowering, node: Any, a: dict) -> None:
     cond, x, y = node.input[:3]
+    if _host_select(low, node, "host_where", ("Bool", "Int", "Int")):
+        return
     rank = max(low.brank(cond), low.brank(x), low.brank(y))
     shape = low.shape(node.output[0])
     parts = []
@@ -217,7 +244,7 @@ def _cast(low: Lowering, node: Any, a: dict) -> None:
     if out is not None and out.rank is None:  # shape inference stopped at a run-time shape: a cast keeps the rank
         out.rank = src.rank
     kind, dtype = elem_info(a["to"])
-    if node.input[0] in low.host and kind == "Int":  # shape values fit every int type
+    if node.input[0] in low.host and kind == "Int" and src.kind == "Int":  # shape values fit every int type
         low.host_alias(node, node.input[0])
         return
     x = low.var(node.input[0])

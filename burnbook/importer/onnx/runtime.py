@@ -19,9 +19,9 @@ from burnbook.tensor import Bool, Int, Tensor
 from burnbook.tensor import module as F
 
 __all__ = [
-    "ints", "floats", "tensor_like", "shape", "align", "reshape", "flatten", "gather", "slice_", "squeeze",
-    "unsqueeze", "pad", "pool", "max_pool_with_indices", "clip", "layer_norm", "round_float", "wrap_int",
-    "batch_norm_train", "dropout", "dropout_mask", "reduce",
+    "ints", "floats", "tensor_like", "host_equal", "host_where", "shape", "align", "reshape", "flatten", "gather",
+    "slice_", "squeeze", "unsqueeze", "pad", "pool", "max_pool_with_indices", "clip", "layer_norm", "round_float",
+    "wrap_int", "batch_norm_train", "dropout", "dropout_mask", "reduce",
 ]
 
 _LOWEST = -3.4028234663852886e38
@@ -47,6 +47,31 @@ def tensor_like(like: Any, values: Any, kind: type = Int) -> Any:
     if array.ndim == 0:
         array = array.reshape(1)
     return Tensor[like.backend, array.ndim, kind].from_data(array, like.device())
+
+
+def _host_broadcast(name: str, *lists: Sequence) -> int:
+    """The common length of flat host lists, a one-element list standing for any."""
+    sizes = {len(v) for v in lists if len(v) != 1}
+    if len(sizes) > 1:
+        raise ValueError(f"{name}: host values of lengths {[len(v) for v in lists]} do not broadcast")
+    return sizes.pop() if sizes else 1
+
+
+def host_equal(a: Sequence[int], b: Sequence[int]) -> list[bool]:
+    """ONNX `Equal` of two flat int lists kept on the host (shape arithmetic):
+    no tensor is built for values the model only uses to pick a shape."""
+    n = _host_broadcast("Equal", a, b)
+    return [int(a[i if len(a) > 1 else 0]) == int(b[i if len(b) > 1 else 0]) for i in range(n)]
+
+
+def host_where(cond: Sequence[bool], x: Sequence[int], y: Sequence[int]) -> list[int]:
+    """ONNX `Where` of flat host lists: `x[i]` where `cond[i]`, else `y[i]`."""
+    n = _host_broadcast("Where", cond, x, y)
+
+    def at(v: Sequence, i: int) -> Any:
+        return v[i if len(v) > 1 else 0]
+
+    return [int(at(x, i)) if at(cond, i) else int(at(y, i)) for i in range(n)]
 
 
 def shape(x: Any, start: int = 0, end: int | None = None, rank: int | None = None) -> Any:
