@@ -145,7 +145,8 @@ def test_onnx_neg_and_abs_wrap_in_the_graphs_int_type(backend, dtype):
                                   [helper.make_tensor_value_info("y", elem, [6])])
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
         model.ir_version = 10   # what onnxruntime 1.23 reads
-        want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+        session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        want = session.run(None, {"x": x})[0]
         assert want[0] == info.min   # the oracle wraps
         got = build_model(model, backend=backend)(ints(backend, x.astype(np.int64)))
         assert_tensor(got, want.astype(np.int64))
