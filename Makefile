@@ -12,7 +12,7 @@ export BURNBOOK_DATA ?= $(SHARED_DATA)
 export TI_LOG_LEVEL ?= warn
 export PYTHONHASHSEED := 0
 
-.PHONY: lab site test test-python test-vulkan test-public test-gpu test-browser test-notebooks test-notebooks-zh bench install install-test browser-deps vulkan-deps clean
+.PHONY: lab site test test-python binder-build test-vulkan test-public test-gpu test-browser test-notebooks test-notebooks-zh bench install install-test browser-deps vulkan-deps clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -54,7 +54,7 @@ site: $(VENV)/.installed-site
 # nbval run after the other: beside the Binder build's, Ray's node in chapter 25
 # timed out starting.)
 test: install-test browser-deps vulkan-deps
-	$(MAKE) --no-print-directory test-python
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-python binder-build
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-vulkan test-public test-browser
 	$(MAKE) --no-print-directory test-notebooks
 
@@ -125,9 +125,17 @@ NBVAL = $(NBVAL_THREADS) $(PY) -m pytest -p no:cacheprovider -n 2 --dist loadfil
 OFFLINE = $(shell $(PY) -c "import urllib.request as u; u.urlopen('https://pypi.org/simple/pip/', timeout=10)" >/dev/null 2>&1 || echo 1)
 test-notebooks: install-test
 	$(if $(OFFLINE),@echo "test-notebooks: PyPI is unreachable: the en chapters run in $(VENV) instead of a Binder environment")
-	$(if $(OFFLINE),$(NBVAL) notebooks/en,$(PY) -m pytest -p no:cacheprovider -s -m notebooks tests/test_binder.py)
+	$(if $(OFFLINE),$(NBVAL) notebooks/en,BURNBOOK_BINDER_BUILD=$(BINDER_BUILD) $(PY) -m pytest -p no:cacheprovider -s -m notebooks tests/test_binder.py)
 	$(NBVAL) notebooks/00-index.ipynb $(if $(OFFLINE),,$(wildcard notebooks/en/25-training-on-many-machines.ipynb)) \
 		$(wildcard notebooks/solutions)
+
+# The Binder environment of test-notebooks, built while test-python runs (pip
+# mostly waits on the network and the disk there): about a minute off make
+# test. The Binder test reuses it only if the repository's files are the ones
+# it was built from, and builds again otherwise.
+BINDER_BUILD = build/binder
+binder-build: install-test
+	$(if $(OFFLINE),@echo "binder-build: PyPI is unreachable: nothing to build",$(PY) tools/binder_build.py $(BINDER_BUILD))
 
 test-notebooks-zh: install-test
 	$(NBVAL) notebooks/zh

@@ -13,9 +13,12 @@ validate every en chapter there with nbval (pytest and nbval are installed
 beside, nothing else; torch must be absent). So a chapter that imports
 anything outside the [notebook] extra fails here, unless it is named in
 BEYOND_NOTEBOOK_EXTRA with what it needs. `make test-notebooks` runs
-it (and `make test-python` leaves it out). It needs PyPI; MNIST comes from
-`$BURNBOOK_DATA` when set (make exports it), else it is downloaded into a
-temporary folder.
+it (and `make test-python` leaves it out). The build is tools/binder_build.py:
+`make test` runs it beside the Python tests and this test reuses it when it
+was made from the repository's current files (`$BURNBOOK_BINDER_BUILD`), else
+builds again in a temporary folder. It needs PyPI; MNIST comes from
+`$BURNBOOK_DATA` when set (make exports it), else it is downloaded into the
+build's folder.
 """
 
 from __future__ import annotations
@@ -27,7 +30,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 import tomllib
 import urllib.request
@@ -203,23 +205,13 @@ def pypi_reachable() -> bool:
         return False
 
 
-def repository_files() -> list[str]:
-    """The files git would put in the repository: tracked, plus untracked
-    ones that are not ignored (work not committed yet)."""
-    try:
-        out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                             cwd=ROOT, capture_output=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        pytest.skip("not a git checkout: the repository's file list comes from git ls-files")
-    return sorted({f for f in out.decode().split("\0") if f and (ROOT / f).is_file()})
-
-
-def run(cmd: list[str], cwd: Path, env: dict, what: str, timeout: float) -> float:
-    start = time.monotonic()
-    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
-    assert proc.returncode == 0, (
-        f"{what} failed (exit {proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-    return time.monotonic() - start
+def binder_build():
+    """tools/binder_build.py, which makes the build (also run by `make test`
+    beside the Python tests)."""
+    spec = importlib.util.spec_from_file_location("binder_build", ROOT / "tools" / "binder_build.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.mark.slow
@@ -228,27 +220,24 @@ def test_binder_build_from_scratch_runs_every_en_chapter(tmp_path) -> None:
     if not pypi_reachable():
         reason = "" if os.environ.get("BURNBOOK_DATA") else " and BURNBOOK_DATA is unset"
         pytest.skip(f"PyPI is not reachable{reason}: binder/requirements.txt cannot be installed here")
-    repo, venv = tmp_path / "repo", tmp_path / "env"
-    for name in repository_files():
-        (repo / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / name, repo / name)
-
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "JUPYTER_PATH", "JUPYTER_CONFIG_DIR")}
-    env.update(
-        PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
-        VIRTUAL_ENV=str(venv),
-        JUPYTER_DATA_DIR=str(tmp_path / "jupyter-data"),  # no kernel from the user's folders
-        BURNBOOK_DATA=os.environ.get("BURNBOOK_DATA") or str(tmp_path / "data"),
-        TI_LOG_LEVEL="warn",
-        PIP_DISABLE_PIP_VERSION_CHECK="1",
-    )
+    builder = binder_build()
+    try:
+        builder.repository_files()
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout: the repository's file list comes from git ls-files")
+    # `make test` builds it while the Python tests run; a build made from
+    # other files than the repository's current ones is not reused.
+    made = os.environ.get("BURNBOOK_BINDER_BUILD")
+    record = builder.reusable(Path(made)) if made else None
+    dest = Path(made).resolve() if record is not None else tmp_path / "binder"
+    if record is None:
+        try:
+            record = builder.build(dest)
+        except builder.BuildError as err:
+            pytest.fail(str(err))
+    print(f"binder build in {dest} (s): " + ", ".join(f"{k} {v:.0f}" for k, v in record["times"].items()))
+    repo, venv, env = dest / "repo", dest / "env", builder.environment(dest)
     times = {}
-    times["venv"] = run([sys.executable, "-m", "venv", str(venv)], repo, env, "python -m venv", 120)
-    times["pip install"] = run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-compile",
-         "-r", "binder/requirements.txt"], repo, env, "pip install -r binder/requirements.txt", 600)
-    times["postBuild"] = run([str(repo / "binder" / "postBuild")], repo, env, "binder/postBuild", 600)
 
     python = str(venv / "bin" / "python")
     probe = subprocess.run(
@@ -263,10 +252,7 @@ def test_binder_build_from_scratch_runs_every_en_chapter(tmp_path) -> None:
     kernel = json.loads(specs.stdout)["kernelspecs"]["python3"]["resource_dir"]
     assert Path(kernel).is_relative_to(venv), f"the python3 kernel comes from {kernel}, not the new venv"
 
-    # The test runner only; a chapter needing torch (a test-only oracle) must fail here.
-    times["pip install pytest nbval pytest-xdist"] = run(
-        [python, "-m", "pip", "install", "-q", "--no-compile", "pytest", "nbval", "pytest-xdist"],
-        repo, env, "pip install pytest nbval pytest-xdist", 300)
+    # The build adds the test runner only; a chapter needing torch (a test-only oracle) must fail here.
     torch = subprocess.run([python, "-c", "import torch"], cwd=tmp_path, env=env, capture_output=True)
     assert torch.returncode != 0, "torch is importable in the Binder environment: no chapter may need it"
 
