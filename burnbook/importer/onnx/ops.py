@@ -191,6 +191,55 @@ def live_ids(nodes: list, needed: set) -> set[int]:
     return live
 
 
+# Int tensors hold every ONNX integer type as i64, so these operators can leave
+# a narrower output type's range; onnxruntime's kernels then wrap in two's
+# complement (int8 127 + 1 is -128, uint8 0 - 1 is 255, int32 CumSum too) ...
+_WRAPPING = frozenset({"Add", "Sub", "Mul", "Sum", "CumSum"})
+# ... but its int32 reductions compute exactly and saturate at the bounds
+# (ReduceSum of [2**31 - 1, 1] is 2**31 - 1).
+_SATURATING = frozenset({"ReduceSum", "ReduceProd", "ReduceSumSquare", "ReduceL1"})
+_NARROW_INTS = {"int8": (-2 ** 7, 8), "int16": (-2 ** 15, 16), "int32": (-2 ** 31, 32),
+                "uint8": (0, 8), "uint16": (0, 16), "uint32": (0, 32)}
+
+
+def narrow_int_result(low: Lowering, node: Any) -> None:
+    """After `node`'s emitter: when its output's ONNX type is an integer type
+    narrower than 64 bits and the operator can leave that range, bring the
+    i64 result back into it as onnxruntime does. Float and int64 outputs get
+    no extra line."""
+    wraps = node.op_type in _WRAPPING
+    if not (wraps or node.op_type in _SATURATING) or not node.output:
+        return
+    out = low.graph.values.get(node.output[0])
+    lo_bits = _NARROW_INTS.get(out.dtype) if out is not None and out.kind == "Int" else None
+    if lo_bits is None:
+        return
+    lo, bits = lo_bits
+    if node.output[0] in low.host:  # shape arithmetic on the host: a fresh list, as aliases may share one
+        values, like = low.host[node.output[0]]
+        name = low.numbered(values.rstrip("0123456789") + "_wrapped")
+        low.emit(f"{name} = onnx_ops.wrap_ints({values}, {lo}, {bits})")
+        low.host[node.output[0]] = (name, like)
+        return
+    name = low.names.get(node.output[0])
+    # an alias of an input (Sum of one value, a no-op reduction) is in range already
+    if name is None or not name.isidentifier() or name in {low.names.get(i) for i in node.input}:
+        return
+    if not wraps:
+        expr = f"{name}.clamp({lo}, {lo + 2 ** bits - 1})"
+    elif lo == 0:
+        expr = f"{name}.remainder_scalar({2 ** bits})"
+    else:  # ((v - lo) mod 2**bits) + lo, with `remainder`'s non-negative result
+        expr = f"({name} + {-lo}).remainder_scalar({2 ** bits}) - {-lo}"
+    low.emit(f"{name} = {expr}")
+
+
+def emit_node(low: Lowering, node: Any) -> None:
+    """Run `node`'s emitter, then keep a narrow integer result in its type."""
+    TABLE[node.op_type][0](low, node, attrs(node))
+    narrow_int_result(low, node)
+
+
 def lower(graph: Graph, origin: str = "this ONNX model") -> Lowering:
     """Translate every node; raises OnnxImportError listing all problems,
     naming `origin` (the file) and the opset, with any re-export advice."""
@@ -212,9 +261,8 @@ def lower(graph: Graph, origin: str = "this ONNX model") -> Lowering:
     for node in graph.nodes:
         if id(node) in low.fused or id(node) not in live:
             continue
-        emit = TABLE[node.op_type][0]
         try:
-            emit(low, node, attrs(node))
+            emit_node(low, node)
         except Exception as err:
             why = err if isinstance(err, OnnxImportError) else f"cannot translate it: {err}"
             hints = "".join(f"\nhint: {h}" for h in reexport_hints(graph, [node]))

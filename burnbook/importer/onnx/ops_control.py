@@ -142,15 +142,14 @@ def _body_locals(low: Lowering, body: Any) -> set:
 def _emit_body(low: Lowering, body: Any, local: set) -> None:
     """Forget the names a previous emission of `body` (or the other branch)
     bound to its `local` values, then emit its nodes."""
-    from .graph import attrs
-    from .ops import TABLE
+    from .ops import emit_node
 
     for name in local:
         low.names.pop(name, None)
         low.host.pop(name, None)
     for inner in body.node:
         if id(inner) not in low.fused:
-            TABLE[inner.op_type][0](low, inner, attrs(inner))
+            emit_node(low, inner)
 
 
 @op("If", check=_check_if)

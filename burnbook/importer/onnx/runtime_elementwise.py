@@ -25,6 +25,7 @@ __all__ = [
     "round_even", "floor", "ceil", "tan", "atan", "asin", "acos", "sinh", "cosh", "asinh", "acosh", "atanh",
     "elu", "selu", "celu", "shrink", "is_inf", "maximum", "minimum", "mod",
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
+    "wrap_ints",
 ]
 
 _LN2 = math.log(2.0)
@@ -317,3 +318,11 @@ def bitwise_right_shift(a: Any, b: Any, dtype: str = "int64") -> Any:
     `bitwise_right_shift`; host op)."""
     return _bitwise(np.right_shift, a, b, dtype)
 
+
+def wrap_ints(values: list[int], low: int, bits: int) -> list[int]:
+    """Host ints (shape arithmetic kept as a Python list) brought into the
+    `bits`-wide integer type starting at `low` (-128 for int8, 0 for uint8)
+    as two's complement wraps them: the host twin of the Tensor wrap that
+    `ops.narrow_int_result` emits."""
+    span = 1 << bits
+    return [(v - low) % span + low for v in values]
