@@ -5,7 +5,8 @@
 
 `build_model(path)` gives the same model in memory. Modules: `graph` (parse,
 opset, value info), `fold` (constant folding at import: exporters' shape
-arithmetic on fixed dims becomes constants), `ops` (the operator table and
+arithmetic on fixed dims becomes constants), `fuse` (pattern fusion at import:
+exporters' multi-node GELU formulas become one `Gelu` node), `ops` (the operator table and
 the walk over a graph; its emitters by family in `ops_math`, `ops_nn`,
 `ops_layout`), `codegen` (the source writer), `guard` (the allowlist every generated module passes
 before it runs or is written), `modelgen` (the builder), `runtime` (the
