@@ -2,7 +2,7 @@
 integer as i64, and the imported model must still give what onnxruntime
 gives in int8/int16/int32/uint8/uint16/uint32 at the types' extremes (Add,
 Sub, Mul and CumSum wrap in two's complement; the int32 reductions
-saturate), on every backend. Only the operator/type pairs onnxruntime has
+saturate; int32 Pow is exact in range and -2**31 past it), on every backend. Only the operator/type pairs onnxruntime has
 kernels for are compared."""
 
 from __future__ import annotations
@@ -115,6 +115,35 @@ def test_add_then_reduce_sum_wraps_first_then_saturates(dtype):
         B = BACKENDS["ndarray"]()
         got = build_model(model, backend=B)(*[Tensor[B, 2, Int].from_data(v.astype(np.int64)) for v in (a, b)])
         np.testing.assert_array_equal(got.to_numpy(), (a + b).sum(1, dtype=dtype).astype(np.int64))
+
+
+@pytest.mark.parametrize("backend_name", list(BACKENDS))
+def test_int32_pow_is_exact_and_gives_onnxruntimes_overflow_value(backend_name):
+    """Int Pow is computed in integers: 3**19 is 1162261467 (a float32 path
+    gave 1162261504); past int32, and for 0**-1, onnxruntime gives
+    -2**31; 2**-1 truncates to 0; (-2)**31 is int32's minimum itself."""
+    a = np.array([3, -3, 2, -2, 46341, 3, 0, 1, -1, 2, 7, 0, 5], np.int32)
+    b = np.array([19, 19, 31, 31, 2, 40, 0, -3, -3, -1, 0, -1, 3], np.int64)
+    model = _model([helper.make_node("Pow", ["a", "b"], ["y"])],
+                   [helper.make_tensor_value_info("a", TensorProto.INT32, [len(a)]),
+                    helper.make_tensor_value_info("b", TensorProto.INT64, [len(b)])],
+                   [helper.make_tensor_value_info("y", TensorProto.INT32, [len(a)])])
+    _check(backend_name, model, a=a, b=b)
+
+
+def test_int64_pow_is_exact_where_a_double_rounds():
+    """3**39 needs 62 bits: exact here (onnxruntime's double gives
+    4052555153018976256), checked against Python's ints; broadcast exponent."""
+    a = np.array([[3, -3, 2, -1]], np.int64)
+    b = np.array([[39], [2]], np.int64)
+    model = _model([helper.make_node("Pow", ["a", "b"], ["y"])],
+                   [helper.make_tensor_value_info("a", TensorProto.INT64, [1, 4]),
+                    helper.make_tensor_value_info("b", TensorProto.INT64, [2, 1])],
+                   [helper.make_tensor_value_info("y", TensorProto.INT64, [2, 4])])
+    B = BACKENDS["ndarray"]()
+    got = build_model(model, backend=B)(*[Tensor[B, 2, Int].from_data(v) for v in (a, b)])
+    want = [[int(x) ** int(e) for x in a[0]] for e in b[:, 0]]
+    assert got.to_numpy().tolist() == want
 
 
 def test_int32_shape_arithmetic_on_the_host_wraps():

@@ -25,7 +25,7 @@ __all__ = [
     "round_even", "floor", "ceil", "tan", "atan", "asin", "acos", "sinh", "cosh", "asinh", "acosh", "atanh",
     "elu", "selu", "celu", "shrink", "is_inf", "maximum", "minimum", "mod",
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
-    "wrap_ints",
+    "wrap_ints", "int_pow",
 ]
 
 _LN2 = math.log(2.0)
@@ -326,3 +326,36 @@ def wrap_ints(values: list[int], low: int, bits: int) -> list[int]:
     `ops.narrow_int_result` emits."""
     span = 1 << bits
     return [(v - low) % span + low for v in values]
+
+
+_SQRT_I64 = 3037000499  # floor(sqrt(2**63 - 1)): the product of two values within it fits in i64
+
+
+def int_pow(base: Any, exp: Any, low: int, high: int) -> Any:
+    """ONNX `Pow` of two Int tensors (ranks already equal) for an output
+    type spanning [low, high], computed exactly in i64 by repeated squaring
+    rather than through a float. As onnxruntime gives it (its double result
+    converted to the type on x86-64): a result outside the type is `low`; a
+    negative exponent gives 0 for |base| > 1, +-1 for base +-1 and `low` for
+    0 (1 / 0). For types up to 32 bits the running values saturate at
+    +-3037000499, so nothing wraps in i64 before the range check; int64
+    results past i64 wrap."""
+    b0, e0 = base + exp * 0, exp + base * 0  # both at the broadcast shape
+    e, b, result = e0.abs(), b0, b0 * 0 + 1
+    # one read-back: the largest exponent's bit length bounds the squarings
+    rounds = max(int(np.asarray(e.max().to_numpy()).reshape(-1)[0]).bit_length(), 1)
+    bound = _SQRT_I64 if high < _SQRT_I64 else None
+
+    def kept(v: Any) -> Any:
+        return v.clamp(-bound, bound) if bound is not None else v
+
+    for i in range(rounds):
+        result = result.mask_where(e.remainder_scalar(2).equal_elem(1), kept(result * b))
+        if i + 1 < rounds:
+            e, b = e / 2, kept(b * b)
+    negative = e0.lower_elem(0)
+    result = result.mask_fill(negative.bool_and(b0.abs().greater_elem(1)), 0)
+    result = result.mask_fill(negative.bool_and(b0.equal_elem(0)), low)
+    if low > -2 ** 63 or high < 2 ** 63 - 1:
+        result = result.mask_fill(result.lower_elem(low).bool_or(result.greater_elem(high)), low)
+    return result
