@@ -1,9 +1,10 @@
 """Integer results in the graph's narrow ONNX types: burnbook holds every ONNX
 integer as i64, and the imported model must still give what onnxruntime
 gives in int8/int16/int32/uint8/uint16/uint32 at the types' extremes (Add,
-Sub, Mul and CumSum wrap in two's complement; the int32 reductions
-saturate; int32 Pow is exact in range and -2**31 past it), on every backend. Only the operator/type pairs onnxruntime has
-kernels for are compared."""
+Sub, Mul, CumSum and Einsum wrap in two's complement; the int32 reductions
+saturate; int32 Pow is exact in range and -2**31 past it), on every
+backend. Only the operator/type pairs onnxruntime has kernels for are
+compared with it."""
 
 from __future__ import annotations
 
@@ -93,6 +94,17 @@ def test_int32_cumsum_wraps_and_reductions_saturate_like_onnxruntime(backend_nam
     model = _model(nodes, [helper.make_tensor_value_info("x", e, [4, 3]),
                            helper.make_tensor_value_info("axes", TensorProto.INT64, [1])], outs, inits)
     _check(backend_name, model, x=x, axes=np.array([1], np.int64))
+
+
+def test_int32_einsum_wraps_like_onnxruntime():
+    big = 2 ** 31 - 1
+    a = np.array([[big, 1, big], [-big - 1, -1, 3]], np.int32)
+    b = np.array([[1, 2], [1, 3], [1, -1]], np.int32)
+    model = _model([helper.make_node("Einsum", ["a", "b"], ["y"], equation="ij,jk->ik")],
+                   [helper.make_tensor_value_info("a", TensorProto.INT32, [2, 3]),
+                    helper.make_tensor_value_info("b", TensorProto.INT32, [3, 2])],
+                   [helper.make_tensor_value_info("y", TensorProto.INT32, [2, 2])])
+    _check("ndarray", model, a=a, b=b)
 
 
 @pytest.mark.parametrize("dtype", ["int32", "uint8"])

@@ -138,7 +138,8 @@ def _pow(low: Lowering, node: Any, a: dict) -> None:
         expr = f"{low.var(base)}.powf_scalar({scalar})"
     elif kb == ke == "Int":  # exact integers (a float loses int32 results past 2**24) in the output's range
         dtype = low.value(node.output[0]).dtype
-        span = np.iinfo(dtype) if dtype in ("int8", "int16", "int32", "uint8", "uint16", "uint32") else np.iinfo(np.int64)
+        narrow = dtype in ("int8", "int16", "int32", "uint8", "uint16", "uint32")
+        span = np.iinfo(dtype if narrow else np.int64)
         expr = f"onnx_ops.int_pow({b}, {low.aligned(exp, out_rank)}, {int(span.min)}, {int(span.max)})"
     else:
         e = low.aligned(exp, out_rank)
