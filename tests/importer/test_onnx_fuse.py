@@ -157,6 +157,17 @@ def test_chain_whose_inside_is_read_elsewhere_stays_unfused() -> None:
         np.testing.assert_allclose(g.to_numpy(), w, rtol=1e-5, atol=1e-6)
 
 
+def test_constant_of_higher_rank_than_x_stays_unfused() -> None:
+    """0.5 as a [1, 1, 1] tensor makes the rank-2 x's result rank 3: not GELU(x)."""
+    model = _exact("dynamo")
+    half = next(t for t in model.graph.initializer if t.name == "c_half")
+    half.CopyFrom(numpy_helper.from_array(np.full((1, 1, 1), 0.5, np.float32), "c_half"))
+    forward, got, want = _run(model)
+    assert "activation.gelu" not in forward, forward
+    assert got.shape == want.shape == (1, *SHAPE)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
 def test_two_gelus_sharing_their_input_both_fuse() -> None:
     """gelu(x) + gelu_tanh(x): two chains reading the same x, each fused."""
     exact, tanh = _exact("legacy"), _tanh()

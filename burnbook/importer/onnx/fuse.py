@@ -51,7 +51,7 @@ def fuse_patterns(graph: Graph) -> Graph:
         if found is None:
             continue
         x, members, approximate = found
-        if any(id(n) in removed for n in members):
+        if any(id(n) in removed for n in members) or not chains.keeps_shape(x, members):
             continue
         last = members[-1]
         replaced[id(last)] = helper.make_node("Gelu", [x], [last.output[0]], name=last.name or node.name,
@@ -122,6 +122,14 @@ class _Chains:
             return False
         c = float(v.const.reshape(-1)[0])
         return abs(c - target) <= 2 * float(np.spacing(np.float32(target)))
+
+    def keeps_shape(self, x: str, members: list) -> bool:
+        """No constant of the chain has more dims than `x`: a [1, 1, 1] one
+        would broadcast a rank-2 x to rank 3, which one Gelu(x) would not."""
+        v = self.graph.values.get(x)
+        rank = v.rank if v is not None and v.rank is not None else 0
+        consts = [self.graph.values[n].const for m in members for n in m.input if n in self.graph.values]
+        return all(c is None or c.ndim <= rank for c in consts)
 
     def factors(self, node: Any, depth: int = 3) -> tuple[list[str], list]:
         """The leaves of the product tree rooted at Mul `node`: operands made by
