@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from .base import Backend, share_layout_ops
+from .ndarray_erf import TABLE_FROM, erf_f32
 from .ndarray_module import NdArrayModuleOps
 
 # Below this many elements erf is libm's `math.erf` per element, exact in f64
@@ -26,9 +27,13 @@ def _erf_exact(x: np.ndarray) -> np.ndarray:
 
 def np_erf(x: np.ndarray) -> np.ndarray:
     """The error function: exact (libm) in f64, and for any dtype below
-    `_ERF_EXACT_BELOW` elements; for bigger f32/f16 arrays the Numerical
-    Recipes Chebyshev fit of erfc, whose relative error (< 1.2e-7) is below
-    f32 rounding. NumPy has no erf of its own."""
+    `_ERF_EXACT_BELOW` elements; f32 arrays from `ndarray_erf.TABLE_FROM`
+    elements on take `ndarray_erf.erf_f32`, libm's values too at a few NumPy
+    passes; bigger f16 arrays the Numerical Recipes Chebyshev fit of erfc,
+    whose relative error (< 1.2e-7) is below f16 rounding. NumPy has no erf
+    of its own."""
+    if x.dtype == np.float32 and x.size >= TABLE_FROM:
+        return erf_f32(x)
     if x.dtype == np.float64 or x.size < _ERF_EXACT_BELOW:
         return _erf_exact(x)
     z = np.abs(x.astype(np.float64))
