@@ -9,8 +9,8 @@ are not ignored) to `DEST/repo`, makes a fresh virtual environment in
 pytest-xdist) beside it. `DEST/build.json` records the step timings and a
 fingerprint of the copied files.
 
-`make test` runs this beside the Python tests, while pip mostly waits on the
-network and the disk; tests/test_binder.py then validates the chapters in
+`make test` runs this beside the Python tests (about 75 s, mostly pip, which
+slows them little); tests/test_binder.py then validates the chapters in
 that build when its fingerprint still matches the repository, and builds one
 itself otherwise (`make test-notebooks` alone, or files changed since).
 """
