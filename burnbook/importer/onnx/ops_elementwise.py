@@ -67,20 +67,10 @@ _HELPERS = {"Round": "round_even", "Floor": "floor", "Ceil": "ceil", "Tan": "tan
             "Atan": "atan", "Sinh": "sinh", "Cosh": "cosh", "Asinh": "asinh", "Acosh": "acosh", "Atanh": "atanh"}
 
 
-# Int tensors are i64; in a narrower signed type -MIN = MAX + 1 is the one Neg or
-# Abs result out of range, and two's complement wraps it to MIN (onnxruntime,
-# NumPy and PyTorch: Neg(int8 -128) is -128).
-_SIGNED_BITS = {"int8": 8, "int16": 16, "int32": 32}
-
-
 @op(*_METHODS)
 def _method(low: Lowering, node: Any, a: dict) -> None:
-    name = low.bind(node, f"{low.var(node.input[0])}.{_METHODS[node.op_type]}()", node.op_type.lower())
-    src = low.graph.values.get(node.input[0])
-    bits = _SIGNED_BITS.get(src.dtype) if src is not None and node.op_type in ("Neg", "Abs") else None
-    if bits is not None:
-        top = 2 ** (bits - 1)
-        low.emit(f"{name} = {name}.mask_fill({name}.equal_elem({top}), {-top})")
+    # Neg/Abs of a narrow signed int's MIN wrap back to MIN: ops.narrow_int_result
+    low.bind(node, f"{low.var(node.input[0])}.{_METHODS[node.op_type]}()", node.op_type.lower())
 
 
 @op(*_HELPERS)
