@@ -214,6 +214,26 @@ def binder_build():
     return module
 
 
+def test_a_build_is_reused_only_when_made_from_the_current_files(tmp_path, monkeypatch) -> None:
+    builder = binder_build()
+    try:
+        files = builder.repository_files()
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout: the repository's file list comes from git ls-files")
+    assert builder.reusable(tmp_path) is None, "a folder without build.json (an unfinished build) was reused"
+    record = {"fingerprint": builder.fingerprint(files), "times": {"venv": 1.0}}
+    (tmp_path / "build.json").write_text(json.dumps(record))
+    assert builder.reusable(tmp_path) == record
+    # a build made when one file held other bytes than it does now
+    changed = files[0]
+    monkeypatch.setattr(Path, "read_bytes",
+                        lambda p, real=Path.read_bytes: real(p) + (b"x" if p.name == Path(changed).name else b""))
+    stale = {"fingerprint": builder.fingerprint(files), "times": {}}
+    monkeypatch.undo()
+    (tmp_path / "build.json").write_text(json.dumps(stale))
+    assert builder.reusable(tmp_path) is None, f"a build made from another {changed} was reused"
+
+
 @pytest.mark.slow
 @pytest.mark.notebooks
 def test_binder_build_from_scratch_runs_every_en_chapter(tmp_path) -> None:
