@@ -68,9 +68,21 @@ def test_environment_knobs_are_read_and_checked(monkeypatch) -> None:
     monkeypatch.setenv("BURNBOOK_TAICHI_MATMUL", "kernel")
     monkeypatch.setenv("BURNBOOK_TAICHI_POOL_MB", "8")
     s.start("cpu")
-    assert (s.launch, s.matmul, s.pool_mb, s.serial_below, s.gpu) == ("public", "kernel", 8.0, 16384, False)
+    assert (s.launch, s.matmul, s.columns, s.pool_mb, s.serial_below, s.gpu) == \
+        ("public", "kernel", "host", 8.0, 16384, False)
+    monkeypatch.setenv("BURNBOOK_TAICHI_COLUMNS", "kernel")
+    s.start("cpu")
+    assert s.columns == "kernel"
+    monkeypatch.setenv("BURNBOOK_TAICHI_COLUMNS", "host")
     s.start("vulkan")
-    assert (s.matmul, s.block, s.serial_below, s.gpu, s.spirv) == ("kernel", 1, 0, True, True)
+    assert (s.matmul, s.columns, s.block, s.serial_below, s.gpu, s.spirv) == ("kernel", "kernel", 1, 0, True, True)
+    with pytest.raises(ValueError, match="columns='host' needs the CPU arch"):
+        with s.override(columns="host"):
+            pass
+    monkeypatch.setenv("BURNBOOK_TAICHI_COLUMNS", "numpy")
+    with pytest.raises(ValueError, match="BURNBOOK_TAICHI_COLUMNS='numpy'"):
+        s.start("cpu")
+    monkeypatch.setenv("BURNBOOK_TAICHI_COLUMNS", "host")
     monkeypatch.setenv("BURNBOOK_TAICHI_LAUNCH", "quick")
     with pytest.raises(ValueError, match="BURNBOOK_TAICHI_LAUNCH='quick'"):
         s.start("cpu")

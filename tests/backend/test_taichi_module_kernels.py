@@ -77,6 +77,18 @@ def check_torch(B, dtype, tol, ours, theirs, *arrays, seed=0):
         np.testing.assert_allclose(x.grad(grads).to_numpy(), t.grad.numpy(), err_msg=f"grad of input {i}", **tol)
 
 
+COLUMNS = ["host", "kernel"]
+
+
+def _columns_or_skip(T, columns):
+    """Skip the host path where device memory is not host memory (GPU archs)."""
+    from burnbook.backend.taichi import SETTINGS
+
+    T.float_from_data(np.zeros(1, np.float32), T.default_device())  # starts the runtime
+    if columns == "host" and SETTINGS.gpu:
+        pytest.skip("the host column path needs the CPU arch")
+
+
 def _data(*shapes, seed=0):
     """Inputs exactly representable in f32, so f32 and f64 runs see the same values."""
     rng = np.random.default_rng(seed)
@@ -95,17 +107,20 @@ CONV = [
 
 
 @pytest.mark.parametrize("dt", list(DTYPES))
-@pytest.mark.parametrize("variant", ["im2col", "direct"])
+@pytest.mark.parametrize("variant,columns", [("im2col", "host"), ("im2col", "kernel"), ("direct", "host")])
 @pytest.mark.parametrize("case", range(len(CONV)))
-def test_conv2d_matches_torch(T, AD, dt, variant, case):
+def test_conv2d_matches_torch(T, AD, dt, variant, columns, case):
+    """Both conv variants, and the column matrix built on the host and by the
+    kernel (`columns`; the direct kernel builds none, but its backward does)."""
     from burnbook.backend.taichi import SETTINGS
 
     dtype, tol = DTYPES[dt]
     _f64_or_skip(T, dtype)
+    _columns_or_skip(T, columns)
     n, cin, cout, size, k, s, p, d, g = CONV[case]
     x, w, b = _data((n, cin, *size), (cout, cin // g, *k), (cout,), seed=case)
     opts = ConvOptions(s, p, d, g)
-    with SETTINGS.override(conv=variant):
+    with SETTINGS.override(conv=variant, columns=columns):
         check_torch(AD, dtype, tol, lambda x, w, b: M.conv2d(x, w, b, opts),
                     lambda x, w, b: Fn.conv2d(x, w, b, s, p, d, g), x, w, b, seed=case)
 
@@ -116,13 +131,15 @@ CONV_T = [
     (2, 4, 2, (3, 4), (2, 3), (2, 3), (0, 1), (1, 2), (1, 1), 2),
     (1, 2, 6, (5, 3), (3, 2), (2, 1), (1, 0), (0, 0), (2, 3), 2),
     (1, 3, 3, (4, 4), (1, 1), (3, 2), (0, 0), (2, 1), (1, 1), 3),
+    (2, 4, 6, (5, 6), (2, 3), (1, 1), (0, 1), (1, 0), (2, 2), 2),   # unit stride, cropped grid
+    (2, 3, 2, (4, 4), (3, 3), (1, 1), (0, 0), (0, 0), (1, 1), 1),   # unit stride, the whole grid
 ]
 
 
 @pytest.mark.parametrize("dt", list(DTYPES))
-@pytest.mark.parametrize("variant", ["im2col", "direct"])
+@pytest.mark.parametrize("variant,columns", [("im2col", "host"), ("im2col", "kernel"), ("direct", "host")])
 @pytest.mark.parametrize("case", range(len(CONV_T)))
-def test_conv_transpose2d_matches_torch(T, AD, dt, variant, case):
+def test_conv_transpose2d_matches_torch(T, AD, dt, variant, columns, case):
     """Its backward runs conv2d (the input grad) and conv2d's weight grad on
     the same output grad, so both conv2d variants are covered: the im2col one
     once reused that conv2d's column matrix for the weight grad although the
@@ -131,10 +148,11 @@ def test_conv_transpose2d_matches_torch(T, AD, dt, variant, case):
 
     dtype, tol = DTYPES[dt]
     _f64_or_skip(T, dtype)
+    _columns_or_skip(T, columns)
     n, cin, cout, size, k, s, p, po, d, g = CONV_T[case]
     x, w, b = _data((n, cin, *size), (cin, cout // g, *k), (cout,), seed=10 + case)
     opts = ConvTransposeOptions(s, p, po, d, g)
-    with SETTINGS.override(conv=variant):
+    with SETTINGS.override(conv=variant, columns=columns):
         check_torch(AD, dtype, tol, lambda x, w, b: M.conv_transpose2d(x, w, b, opts),
                     lambda x, w, b: Fn.conv_transpose2d(x, w, b, s, p, po, g, d), x, w, b, seed=case)
 
@@ -166,10 +184,61 @@ def test_col2im_variants_match_torch_fold(T, dt, case):
     want = (want + torch.tensor(b)[:, None, None]).numpy()
     dev = T.default_device()
     tc, tb = (T.float_from_data(a.astype(dtype), dev) for a in (cols, b))
+    dims, window = (n, c, h, w, ho, wo), (*k, *s, *p, *d)
+    got = {}
     for lanes in conv.COL2IM_LANES:
         out = primitive.alloc((n, c, ho, wo), np.dtype(dtype), dev)
-        conv.col2im(out.buf, tc.buf, tb.buf, (n, c, h, w, ho, wo), (*k, *s, *p, *d), lanes=lanes)
-        np.testing.assert_allclose(T.float_into_data(out), want, err_msg=f"lanes={lanes}", **tol)
+        conv.col2im(out.buf, tc.buf, tb.buf, dims, window, lanes=lanes)
+        got[f"lanes={lanes}"] = T.float_into_data(out)
+    if conv.on_host():
+        out = primitive.alloc((n, c, ho, wo), np.dtype(dtype), dev)
+        conv.col2im(out.buf, tc.buf, tb.buf, dims, window)
+        got["host"] = T.float_into_data(out)
+        if s == (1, 1):
+            wf = conv.row_grid(dims, window)[1]
+            wide = np.zeros((n, c, *k, h, wf))
+            wide[..., :w] = cols
+            out = primitive.alloc((n, c, ho, wo), np.dtype(dtype), dev)
+            conv.col2im_rows_host(out.buf, T.float_from_data(wide.astype(dtype), dev).buf, tb.buf, dims, window)
+            got["host rows"] = T.float_into_data(out)
+    for name, value in got.items():
+        np.testing.assert_allclose(value, want, err_msg=name, **tol)
+    # Every path adds in the same order: the same sums, to the last bit.
+    for name, value in got.items():
+        np.testing.assert_array_equal(value, got["lanes=0"], err_msg=name)
+
+
+@pytest.mark.parametrize("ones", [False, True])
+def test_host_im2col_matches_the_kernel(T, ones):
+    """The column matrix built on the host equals the kernel's, from a strided
+    view with an offset, with padding, strides, dilation and groups (and each
+    group's row of ones, the bias's, when `ones`)."""
+    from burnbook.backend.taichi import SETTINGS, primitive
+    from burnbook.kernels import conv
+
+    _columns_or_skip(T, "host")
+    n, c, g, (h, w), (kh, kw) = 2, 6, 3, (7, 9), (3, 2)
+    window = (kh, kw, 2, 1, 1, 2, 1, 2)
+    ho, wo = (h + 2 - 3) // 2 + 1, (w + 4 - 2 * (kw - 1) - 1) + 1
+    big = T.float_from_data(np.random.default_rng(5).standard_normal((n, c + 1, h + 2, w)).astype(np.float32),
+                            T.default_device())
+    sx = big.strides   # x = big[:, 1:, 2:, :], a view
+    x = primitive.TaichiTensor(big.buf, (n, c, h, w), sx, big.offset + sx[1] + 2 * sx[2], big.dtype, big.device)
+    rows = (c // g) * kh * kw + (1 if ones else 0)
+    length = ho * wo
+    got = {}
+    for columns in COLUMNS:
+        cols = primitive.full((n * g * rows * length,), 7.0, np.dtype(np.float32), T.default_device())
+        with SETTINGS.override(columns=columns):
+            conv.im2col(cols.buf, x.view(), (n, c, h, w, ho, wo), window, g * rows * length, length,
+                        c // g if ones else 0)
+        got[columns] = T.float_into_data(cols).reshape(n, g, rows, ho, wo)
+    np.testing.assert_array_equal(got["host"], got["kernel"])
+    want = Fn.unfold(torch.tensor(T.float_into_data(x)), (kh, kw), (1, 2), (1, 2), (2, 1)).numpy()
+    want = want.reshape(n, g, (c // g) * kh * kw, ho, wo)
+    np.testing.assert_array_equal(got["host"][:, :, : (c // g) * kh * kw], want)
+    if ones:
+        np.testing.assert_array_equal(got["host"][:, :, -1], 1.0)
 
 
 def test_col2im_variant_choice():

@@ -96,6 +96,23 @@ def test_int32_cumsum_wraps_and_reductions_saturate_like_onnxruntime(backend_nam
     _check(backend_name, model, x=x, axes=np.array([1], np.int64))
 
 
+@pytest.mark.parametrize("op", ["ReduceSum", "ReduceProd", "ReduceSumSquare", "ReduceL1"])
+def test_folded_int32_reductions_saturate_like_onnxruntime(op):
+    """A reduction of constants is folded at import by onnx's reference
+    evaluator, which wraps int32 where onnxruntime saturates (ReduceSum of
+    [2**31 - 1, 1, 5] folded to -2**31 + 5): folding clamps as the model does."""
+    x = np.array([[2 ** 31 - 1, 1, 5], [-2 ** 31, -1, 3], [4, -2, 6]], np.int32)
+    inits = [numpy_helper.from_array(x, "x"), numpy_helper.from_array(np.array([1], np.int64), "ax")]
+    model = _model([helper.make_node(op, ["x", "ax"], ["y"], keepdims=0)], [],
+                   [helper.make_tensor_value_info("y", TensorProto.INT32, None)], inits)
+    forward = generate(model).source.split("def forward")[1]
+    assert not any(call in forward for call in ("onnx_ops.", ".sum", ".prod", ".abs", ".powf")), forward  # folded
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {})[0]
+    got = build_model(model, backend=BACKENDS["ndarray"]())()
+    np.testing.assert_array_equal(got.to_numpy(), want.astype(np.int64))
+    assert want.max() == 2 ** 31 - 1   # the first row saturated
+
+
 def test_int32_einsum_wraps_like_onnxruntime():
     big = 2 ** 31 - 1
     a = np.array([[big, 1, big], [-big - 1, -1, 3]], np.int32)
@@ -105,6 +122,29 @@ def test_int32_einsum_wraps_like_onnxruntime():
                     helper.make_tensor_value_info("b", TensorProto.INT32, [3, 2])],
                    [helper.make_tensor_value_info("y", TensorProto.INT32, [2, 2])])
     _check("ndarray", model, a=a, b=b)
+
+
+@pytest.mark.parametrize("backend_name", list(BACKENDS))
+@pytest.mark.parametrize("dtype", ["int32", "int64", "uint32"])
+@pytest.mark.parametrize("shapes", [((2, 3), (3, 4)), ((3,), (3, 2)), ((2, 3), (3,)), ((2, 1, 2, 3), (4, 3, 5))])
+def test_integer_matmul_is_exact_and_wraps_like_onnxruntime(backend_name, dtype, shapes):
+    """MatMul of integers (onnxruntime has int32, int64, uint32 kernels) was
+    refused only when the model ran: burnbook's matmul is a Float op. It is
+    exact in i64, NumPy's rules for 1-D operands and batch broadcasting, and
+    a 32-bit result wraps as onnxruntime's does."""
+    sa, sb = shapes
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(len(sa) * 10 + len(sb))
+    lo, hi = max(int(info.min), -2 ** 31), min(int(info.max), 2 ** 31 - 1)
+    a = rng.integers(lo, hi, sa, dtype=np.int64).astype(dtype)
+    b = rng.integers(lo, hi, sb, dtype=np.int64).astype(dtype)
+    e = _elem(dtype)
+    model = _model([helper.make_node("MatMul", ["a", "b"], ["y"])],
+                   [helper.make_tensor_value_info("a", e, list(sa)), helper.make_tensor_value_info("b", e, list(sb))],
+                   [helper.make_tensor_value_info("y", e, None)])
+    _check(backend_name, model, a=a, b=b)
+    if dtype != "int64":  # these operands leave the 32-bit range: the check above saw the wrap
+        assert np.abs(np.matmul(a.astype(object), b.astype(object))).max() > 2 ** 32
 
 
 @pytest.mark.parametrize("dtype", ["int32", "uint8"])

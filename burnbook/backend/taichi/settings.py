@@ -15,13 +15,14 @@ import os
 from pathlib import Path
 from typing import Iterator
 
-_CHOICES = {"matmul": ("blas", "kernel"), "launch": ("fast", "public"), "conv": ("auto", "im2col", "direct")}
+_CHOICES = {"matmul": ("blas", "kernel"), "columns": ("host", "kernel"), "launch": ("fast", "public"),
+            "conv": ("auto", "im2col", "direct")}
 _FIXED = ("gpu", "spirv")  # facts of the arch, not knobs
 
 
 def _env_choice(name: str, field: str, default: str) -> str:
     value = os.environ.get(name, default).strip().lower() or default
-    if field == "matmul" and value == "auto":
+    if field in ("matmul", "columns") and value == "auto":
         return default
     if value not in _CHOICES[field]:
         raise ValueError(f"{name}={value!r}: expected one of {', '.join(_CHOICES[field])}")
@@ -60,6 +61,15 @@ class KernelSettings:
     """"blas": NumPy's matmul on the device buffers (CPU arch only, where device
     memory is host memory); "kernel": the Taichi kernel (always on GPUs).
     `BURNBOOK_TAICHI_MATMUL=kernel` forces the kernel on the CPU."""
+    columns: str = "host"
+    """How a conv builds its column matrix (im2col) and folds tap planes back
+    onto the output grid (col2im): "host", NumPy copies and adds on the
+    device buffers (CPU arch only, like "blas"); "kernel", the Taichi kernels
+    of kernels/conv.py (always on GPUs). Both add in the same order, so the
+    same results. On the CPU the copies are memory-bound and NumPy's run as
+    vector loads and stores where Taichi's scalar loops do not (see
+    kernels/conv.py): the guide CNN's im2col takes ~1 ms on the host and
+    ~3 ms as a kernel. `BURNBOOK_TAICHI_COLUMNS=kernel` forces the kernels."""
     pool_mb: float = 256.0
     """MiB of freed buffers kept for reuse (`BURNBOOK_TAICHI_POOL_MB`)."""
     launch: str = "fast"
@@ -83,6 +93,7 @@ class KernelSettings:
         self.block = 1 if gpu else 4096
         self.reduce_tasks, self.reduce_min_chunk = (8192, 256) if gpu else (16 * (os.cpu_count() or 1), 4096)
         self.matmul = "kernel" if gpu else _env_choice("BURNBOOK_TAICHI_MATMUL", "matmul", "blas")
+        self.columns = "kernel" if gpu else _env_choice("BURNBOOK_TAICHI_COLUMNS", "columns", "host")
         self.pool_mb = _env_pool_mb()
         self.launch = _env_choice("BURNBOOK_TAICHI_LAUNCH", "launch", "fast")
         self.gpu, self.spirv = gpu, kind in ("vulkan", "metal")
@@ -98,8 +109,8 @@ class KernelSettings:
             if name in _CHOICES and value not in _CHOICES[name]:
                 raise ValueError(f"KernelSettings.override: {name}={value!r}, expected one of "
                                  f"{', '.join(_CHOICES[name])}")
-            if name == "matmul" and value == "blas" and self.gpu:
-                raise ValueError("KernelSettings.override: matmul='blas' needs the CPU arch")
+            if self.gpu and (name, value) in (("matmul", "blas"), ("columns", "host")):
+                raise ValueError(f"KernelSettings.override: {name}={value!r} needs the CPU arch")
         saved = {name: getattr(self, name) for name in changes}
         for name, value in changes.items():
             setattr(self, name, value)

@@ -109,6 +109,9 @@ def _evaluate(graph: Graph, node: Any) -> list[np.ndarray] | None:
         feeds[name] = arr
     if not feeds:
         return None
+    narrow = _saturating_narrow_int(node, feeds)
+    if narrow is not None:  # evaluated in i64, then clamped below
+        feeds = {k: v.astype(np.int64) if v.dtype == narrow else v for k, v in feeds.items()}
     from onnx.reference import ReferenceEvaluator
 
     try:
@@ -118,7 +121,24 @@ def _evaluate(graph: Graph, node: Any) -> list[np.ndarray] | None:
             outs = ref.run(None, feeds)
     except Exception:  # an op the evaluator lacks, or one it rejects: lower it as a node
         return None
-    return [None if o is None else np.asarray(o) for o in outs]
+    outs = [None if o is None else np.asarray(o) for o in outs]
+    if narrow is not None:
+        info = np.iinfo(narrow)
+        outs = [None if o is None else np.clip(o, info.min, info.max).astype(narrow) for o in outs]
+    return outs
+
+
+def _saturating_narrow_int(node: Any, feeds: dict) -> np.dtype | None:
+    """The narrow int dtype (int8 to uint32) of a reduction that onnxruntime
+    computes exactly and saturates (`ops._SATURATING`), else None. The
+    reference evaluator wraps there instead: ReduceSum of int32 [2**31 - 1, 1]
+    would fold to -2**31 where the model computes 2**31 - 1."""
+    from .ops import _SATURATING
+
+    if node.op_type not in _SATURATING or not node.input or node.input[0] not in feeds:
+        return None
+    dtype = feeds[node.input[0]].dtype
+    return dtype if dtype.kind in "iu" and dtype.itemsize < 8 else None
 
 
 def _fold_shape(graph: Graph, node: Any, partial: dict) -> list[np.ndarray] | None:

@@ -194,8 +194,8 @@ def live_ids(nodes: list, needed: set) -> set[int]:
 # Int tensors hold every ONNX integer type as i64, so these operators can leave
 # a narrower output type's range; onnxruntime's kernels then wrap in two's
 # complement (int8 127 + 1 is -128, uint8 0 - 1 is 255, int32 CumSum and Einsum
-# too; Neg and Abs of int8 -128 are -128, as in NumPy and PyTorch) ...
-_WRAPPING = frozenset({"Add", "Sub", "Mul", "Sum", "CumSum", "Einsum", "Neg", "Abs"})
+# too, and MatMul; Neg and Abs of int8 -128 are -128, as in NumPy and PyTorch) ...
+_WRAPPING = frozenset({"Add", "Sub", "Mul", "Sum", "CumSum", "Einsum", "MatMul", "Neg", "Abs"})
 # ... but its int32 reductions compute exactly and saturate at the bounds
 # (ReduceSum of [2**31 - 1, 1] is 2**31 - 1).
 _SATURATING = frozenset({"ReduceSum", "ReduceProd", "ReduceSumSquare", "ReduceL1"})

@@ -296,9 +296,15 @@ def _matmul(low: Lowering, node: Any, a: dict) -> None:
         expr = f"self.{name}({x})" if ra >= 2 else f"self.{name}({x}.unsqueeze()).squeeze(0)"
         low.bind(out_node, expr, f"{name}_out")
         return
+    x, y = low.var(lhs), low.var(rhs)
+    if "Int" in (low.value(lhs).kind, low.value(rhs).kind):
+        # burnbook's matmul is a Float op: integers multiply exactly in i64
+        # (MatMulInteger's helper, NumPy's rules for 1-D operands), and a
+        # narrower type wraps as onnxruntime's kernels do (ops._WRAPPING).
+        low.bind(node, f"onnx_ops.matmul_integer({x}, {y})", "matmul")
+        return
     # NumPy's matmul rules: a 1-D lhs is a row [1, k], a 1-D rhs a column
     # [k, 1], both dropped again afterwards; batch dims broadcast.
-    x, y = low.var(lhs), low.var(rhs)
     if ra == 1:
         x = f"{x}.unsqueeze()"
     if rb == 1:

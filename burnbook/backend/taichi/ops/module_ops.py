@@ -135,7 +135,7 @@ def _conv2d_class(x: TaichiTensor, weight: TaichiTensor, options: Any) -> tuple:
     o, cg, kh, kw = weight.shape
     ho, wo = _conv_out(x, weight, options)
     return (str(x.dtype), cg, o // options.groups, options.groups, kh, kw, *options.stride, *options.dilation,
-            max(n * ho * wo, 1).bit_length(), SETTINGS.matmul)
+            max(n * ho * wo, 1).bit_length(), SETTINGS.matmul, SETTINGS.columns)
 
 
 class TaichiModuleOps(ModuleOps):
@@ -167,15 +167,24 @@ class TaichiModuleOps(ModuleOps):
         # cols [N, g, og*kk, H*W] = weight^T @ x per group: already [N, Co, kh, kw, H, W].
         wt = reshaped(weight, (1, g, cig, og * taps))
         wt = _view(wt.buf, (1, g, og * taps, cig), (0, cig * og * taps, 1, og * taps), wt, wt.offset)
-        cols = L.matmul(wt, reshaped(x, (n, g, cig, h * w)))
         ho = conv_transpose_output_size(h, kh, options.stride[0], options.padding[0], options.padding_out[0],
                                         options.dilation[0])
         wo = conv_transpose_output_size(w, kw, options.stride[1], options.padding[1], options.padding_out[1],
                                         options.dilation[1])
+        dims, window = (n, co, h, w, ho, wo), _window((kh, kw), options.stride, options.padding, options.dilation)
         out = alloc((n, co, ho, wo), x.dtype, x.device)
-        b = None if bias is None else _packed(_as(bias, x.dtype))
-        conv_k.col2im(out.buf, cols.buf, None if b is None else b.buf, (n, co, h, w, ho, wo),
-                      _window((kh, kw), options.stride, options.padding, options.dilation))
+        b = None if bias is None else _packed(_as(bias, x.dtype)).buf
+        if conv_k.on_host() and tuple(options.stride) == (1, 1):
+            # x widened to the grid's rows by zero columns: each tap's plane
+            # then adds onto the output grid as one contiguous run.
+            wf = conv_k.row_grid(dims, window)[1]
+            xw = alloc((n, ci, h, wf), x.dtype, x.device)
+            conv_k.widen_host(xw.buf, x.view(), (n, ci, h, w), wf)
+            cols = L.matmul(wt, reshaped(xw, (n, g, cig, h * wf)))
+            conv_k.col2im_rows_host(out.buf, cols.buf, b, dims, window)
+            return out
+        cols = L.matmul(wt, reshaped(x, (n, g, cig, h * w)))
+        conv_k.col2im(out.buf, cols.buf, b, dims, window)
         return out
 
     @classmethod
