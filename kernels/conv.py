@@ -41,6 +41,7 @@ from taichi.lang.util import to_numpy_type
 from burnbook.backend.taichi.compat import Launcher, host_array, host_writable
 from burnbook.backend.taichi.settings import SETTINGS, serial
 from . import layout
+from .layout import loop_shift
 
 # Slots of a window meta buffer.
 N_, C_, H_, W_, KH, KW, HO, WO, SH, SW, PH, PW, DH, DW = range(14)
@@ -144,7 +145,7 @@ def span(first, end, off, step, size):
 
 
 @ti.kernel
-def _im2col(cols: ti.types.ndarray(), x: ti.types.ndarray(), meta: ti.types.ndarray(), ntask: ti.i32,
+def _im2col(cols: ti.types.ndarray(), x: ti.types.ndarray(), meta: ti.types.ndarray(), ntask: ti.i32, tshift: ti.i32,
             dt: ti.template(), ones: ti.template(), serial: ti.template()):
     # Rows are (n, c, i, j, oh); the row (c, i, j) of image n starts at
     # n * E1 + ((c * KH + i) * KW + j) * E2, then oh * Wo + ow. A task walks
@@ -153,7 +154,10 @@ def _im2col(cols: ti.types.ndarray(), x: ti.types.ndarray(), meta: ti.types.ndar
     # channels is followed by a row of ones (the bias's row in the matmul),
     # written by the tasks of the group's first channel and tap.
     ti.loop_config(serialize=serial)
-    for t in range(ntask):
+    for u in range(ntask << tshift):
+        if u & ((1 << tshift) - 1) != 0:
+            continue
+        t = u >> tshift
         wo = meta[WO]
         row0, row1, ow0, ow1 = task_rows(meta, t, wo)
         ho, kh, kw, c, h = meta[HO], meta[KH], meta[KW], meta[C_], meta[H_]
@@ -198,14 +202,17 @@ def _im2col(cols: ti.types.ndarray(), x: ti.types.ndarray(), meta: ti.types.ndar
 
 @ti.kernel
 def _direct(out: ti.types.ndarray(), x: ti.types.ndarray(), weight: ti.types.ndarray(), bias: ti.types.ndarray(),
-            meta: ti.types.ndarray(), ntask: ti.i32, dt: ti.template(), has_bias: ti.template(),
+            meta: ti.types.ndarray(), ntask: ti.i32, tshift: ti.i32, dt: ti.template(), has_bias: ti.template(),
             serial: ti.template()):
     # out [N, O, Ho, Wo] contiguous; weight [O, C/g, kh, kw] contiguous;
     # E1 = O, E2 = C/g, E3 = O/g. Rows are (n, o, oh), planes (n, o). Each tap adds
     # weight * (a strided run of an input row) into the task's output block,
     # which no other task touches (plain loads and stores, no atomics).
     ti.loop_config(serialize=serial)
-    for t in range(ntask):
+    for u in range(ntask << tshift):
+        if u & ((1 << tshift) - 1) != 0:
+            continue
+        t = u >> tshift
         wo = meta[WO]
         row0, row1, ow0, ow1 = task_rows(meta, t, wo)
         ho, kh, kw, o_all, cg = meta[HO], meta[KH], meta[KW], meta[E1], meta[E2]
@@ -242,7 +249,7 @@ def _direct(out: ti.types.ndarray(), x: ti.types.ndarray(), weight: ti.types.nda
 
 @ti.kernel
 def _col2im(out: ti.types.ndarray(), cols: ti.types.ndarray(), bias: ti.types.ndarray(), meta: ti.types.ndarray(),
-            ntask: ti.i32, dt: ti.template(), has_bias: ti.template(), lanes: ti.template(),
+            ntask: ti.i32, tshift: ti.i32, dt: ti.template(), has_bias: ti.template(), lanes: ti.template(),
             serial: ti.template()):
     # cols [N, C, kh, kw, H, W] (one plane per tap) -> out [N, C, Ho, Wo]:
     # input (ih, iw) of tap (i, j) lands on (ih*sh + i*dh - ph, iw*sw + j*dw - pw).
@@ -252,7 +259,10 @@ def _col2im(out: ti.types.ndarray(), cols: ti.types.ndarray(), bias: ti.types.nd
     # sums stay in registers over every tap and each output is stored once (on
     # the CPU a store costs several loads), in the same order, so the same sums.
     ti.loop_config(serialize=serial)
-    for t in range(ntask):
+    for u in range(ntask << tshift):
+        if u & ((1 << tshift) - 1) != 0:
+            continue
+        t = u >> tshift
         wo = meta[WO]
         row0, row1, ow0, ow1 = task_rows(meta, t, wo)
         ho, kh, kw, h, w = meta[HO], meta[KH], meta[KW], meta[H_], meta[W_]
@@ -381,7 +391,8 @@ def im2col(cols, x: tuple, dims: tuple, window: tuple, image_stride: int, row_st
     rows = n * c * kh * kw * ho
     meta, ntask = window_meta(Window.IM2COL, dims, window, (x[1], x[2]), rows, wo,
                               (image_stride, row_stride, ones_every))
-    im2col_k(cols, x[0], meta, ntask, cols.dtype, ones_every > 0, serial(rows * wo))
+    ser = serial(rows * wo)
+    im2col_k(cols, x[0], meta, ntask, loop_shift(ntask, ser), cols.dtype, ones_every > 0, ser)
 
 
 def direct(out, x: tuple, weight, bias, dims: tuple, window: tuple, o: int, groups: int) -> None:
@@ -391,8 +402,9 @@ def direct(out, x: tuple, weight, bias, dims: tuple, window: tuple, o: int, grou
     rows = n * o * ho
     meta, ntask = window_meta(Window.DIRECT, dims, window, (x[1], x[2]), rows, wo, (o, c // groups, o // groups))
     work = rows * wo * (c // groups) * window[0] * window[1]
-    direct_k(out, x[0], weight, out if bias is None else bias, meta, ntask, out.dtype, bias is not None,
-             serial(work))
+    ser = serial(work)
+    direct_k(out, x[0], weight, out if bias is None else bias, meta, ntask, loop_shift(ntask, ser), out.dtype,
+             bias is not None, ser)
 
 
 COL2IM_LANES = (0, 8, 16)
@@ -493,5 +505,6 @@ def col2im(out, cols, bias, dims: tuple, window: tuple, lanes: int | None = None
         raise ValueError(f"col2im: lanes={lanes} for a width stride of {window[3]}; expected one of "
                          f"{COL2IM_LANES} (0 unless the stride is 1)")
     meta, ntask = window_meta(Window.COL2IM, dims, window, ((0, 0, 0, 0), 0), rows, wo)
-    col2im_k(out, cols, out if bias is None else bias, meta, ntask, out.dtype, bias is not None, lanes,
-             serial(rows * wo * window[0] * window[1]))
+    ser = serial(rows * wo * window[0] * window[1])
+    col2im_k(out, cols, out if bias is None else bias, meta, ntask, loop_shift(ntask, ser), out.dtype,
+             bias is not None, lanes, ser)

@@ -21,7 +21,7 @@ import taichi as ti
 
 from burnbook.backend.taichi.compat import Launcher, is_real
 from burnbook.backend.taichi.settings import serial
-from .layout import BLK, INNER, NBLK, inner_strides, map_meta, row_offsets
+from .layout import BLK, INNER, NBLK, inner_strides, map_meta, row_offsets, loop_shift
 from .mathfn import cos_, erf64, erf_fit, exp_, log1p, log_, pow_, sin_, tanh_
 
 
@@ -275,10 +275,13 @@ def _dense2(op: ti.template(), out: ti.template(), a: ti.template(), b: ti.templ
 
 def _make_map1(S):
     @ti.kernel
-    def map1(out: ti.types.ndarray(), a: ti.types.ndarray(), meta: ti.types.ndarray(), ntask: ti.i32,
+    def map1(out: ti.types.ndarray(), a: ti.types.ndarray(), meta: ti.types.ndarray(), ntask: ti.i32, tshift: ti.i32,
              s1: S, s2: S, op: ti.template(), dt: ti.template(), odt: ti.template(), serial: ti.template()):
         ti.loop_config(serialize=serial)
-        for t in range(ntask):
+        for u in range(ntask << tshift):
+            if u & ((1 << tshift) - 1) != 0:
+                continue
+            t = u >> tshift
             nblk = meta[NBLK]
             row = ti.raw_div(t, nblk)
             j0 = (t - row * nblk) * meta[BLK]
@@ -298,10 +301,13 @@ def _make_map1(S):
 def _make_map2(S):
     @ti.kernel
     def map2(out: ti.types.ndarray(), a: ti.types.ndarray(), b: ti.types.ndarray(), meta: ti.types.ndarray(),
-             ntask: ti.i32, s1: S, op: ti.template(), dt: ti.template(), odt: ti.template(),
+             ntask: ti.i32, tshift: ti.i32, s1: S, op: ti.template(), dt: ti.template(), odt: ti.template(),
              serial: ti.template()):
         ti.loop_config(serialize=serial)
-        for t in range(ntask):
+        for u in range(ntask << tshift):
+            if u & ((1 << tshift) - 1) != 0:
+                continue
+            t = u >> tshift
             nblk = meta[NBLK]
             row = ti.raw_div(t, nblk)
             j0 = (t - row * nblk) * meta[BLK]
@@ -320,9 +326,12 @@ def _make_map2(S):
 
 @ti.kernel
 def _map3(out: ti.types.ndarray(), a: ti.types.ndarray(), b: ti.types.ndarray(), m: ti.types.ndarray(),
-          meta: ti.types.ndarray(), ntask: ti.i32, serial: ti.template()):
+          meta: ti.types.ndarray(), ntask: ti.i32, tshift: ti.i32, serial: ti.template()):
     ti.loop_config(serialize=serial)
-    for t in range(ntask):
+    for u in range(ntask << tshift):
+        if u & ((1 << tshift) - 1) != 0:
+            continue
+        t = u >> tshift
         nblk = meta[NBLK]
         row = ti.raw_div(t, nblk)
         j0 = (t - row * nblk) * meta[BLK]
@@ -368,12 +377,12 @@ def run(op: "Map1 | Map2 | Map3", shape: tuple, out: View, ins: Sequence[View], 
     ser = serial(prod(shape))
     if len(ins) == 1:
         meta, ntask = map_meta(op, shape, ((out[1], out[2]), (a[1], a[2])))
-        _map1[S](out[0], a[0], meta, ntask, s1, s2, op, dt, out[0].dtype, ser)
+        _map1[S](out[0], a[0], meta, ntask, loop_shift(ntask, ser), s1, s2, op, dt, out[0].dtype, ser)
     elif len(ins) == 2:
         b = ins[1]
         meta, ntask = map_meta(op, shape, ((out[1], out[2]), (a[1], a[2]), (b[1], b[2])))
-        _map2[S](out[0], a[0], b[0], meta, ntask, s1, op, dt, out[0].dtype, ser)
+        _map2[S](out[0], a[0], b[0], meta, ntask, loop_shift(ntask, ser), s1, op, dt, out[0].dtype, ser)
     else:
         b, m = ins[1], ins[2]
         meta, ntask = map_meta(op, shape, ((out[1], out[2]), (a[1], a[2]), (b[1], b[2]), (m[1], m[2])))
-        map3(out[0], a[0], b[0], m[0], meta, ntask, ser)
+        map3(out[0], a[0], b[0], m[0], meta, ntask, loop_shift(ntask, ser), ser)

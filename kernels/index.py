@@ -15,7 +15,7 @@ import taichi as ti
 
 from burnbook.backend.taichi.compat import Launcher
 from burnbook.backend.taichi.settings import serial
-from .layout import BLK, E0, INNER, NBLK, inner_strides, map_meta, row_offsets
+from .layout import BLK, E0, INNER, NBLK, inner_strides, map_meta, row_offsets, loop_shift
 
 
 class Index(IntEnum):
@@ -27,10 +27,13 @@ class Index(IntEnum):
 
 @ti.kernel
 def _gather(out: ti.types.ndarray(), p: ti.types.ndarray(), idx: ti.types.ndarray(), meta: ti.types.ndarray(),
-            ntask: ti.i32, dt: ti.template(), serial: ti.template()) -> ti.i32:
+            ntask: ti.i32, tshift: ti.i32, dt: ti.template(), serial: ti.template()) -> ti.i32:
     bad = 0
     ti.loop_config(serialize=serial)
-    for t in range(ntask):
+    for u in range(ntask << tshift):
+        if u & ((1 << tshift) - 1) != 0:
+            continue
+        t = u >> tshift
         nblk = meta[NBLK]
         row = ti.raw_div(t, nblk)
         j0 = (t - row * nblk) * meta[BLK]
@@ -54,10 +57,13 @@ def _gather(out: ti.types.ndarray(), p: ti.types.ndarray(), idx: ti.types.ndarra
 
 @ti.kernel
 def _scatter(out: ti.types.ndarray(), idx: ti.types.ndarray(), val: ti.types.ndarray(), meta: ti.types.ndarray(),
-             ntask: ti.i32, dt: ti.template(), serial: ti.template()) -> ti.i32:
+             ntask: ti.i32, tshift: ti.i32, dt: ti.template(), serial: ti.template()) -> ti.i32:
     bad = 0
     ti.loop_config(serialize=serial)
-    for t in range(ntask):
+    for u in range(ntask << tshift):
+        if u & ((1 << tshift) - 1) != 0:
+            continue
+        t = u >> tshift
         nblk = meta[NBLK]
         row = ti.raw_div(t, nblk)
         j0 = (t - row * nblk) * meta[BLK]
@@ -85,11 +91,13 @@ def gather(shape: tuple, out: tuple, p: tuple, idx: tuple, n: int, dim_stride: i
     """out[i] = p[i with dim -> idx[i]] over `shape`; returns the out-of-range count.
     Views are (buffer, strides, offset) aligned to `shape`; p's dim stride is 0."""
     meta, ntask = map_meta(Index.GATHER, shape, ((out[1], out[2]), (p[1], p[2]), (idx[1], idx[2])), (n, dim_stride))
-    return gather_k(out[0], p[0], idx[0], meta, ntask, out[0].dtype, serial(prod(shape)))
+    ser = serial(prod(shape))
+    return gather_k(out[0], p[0], idx[0], meta, ntask, loop_shift(ntask, ser), out[0].dtype, ser)
 
 
 def scatter_add(shape: tuple, out: tuple, idx: tuple, val: tuple, n: int, dim_stride: int) -> int:
     """out[i with dim -> idx[i]] += val[i] over `shape` (atomically); returns the
     out-of-range count. out's dim stride is 0 in its view."""
     meta, ntask = map_meta(Index.SCATTER, shape, ((out[1], out[2]), (idx[1], idx[2]), (val[1], val[2])), (n, dim_stride))
-    return scatter_k(out[0], idx[0], val[0], meta, ntask, out[0].dtype, serial(prod(shape)))
+    ser = serial(prod(shape))
+    return scatter_k(out[0], idx[0], val[0], meta, ntask, loop_shift(ntask, ser), out[0].dtype, ser)

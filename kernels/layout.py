@@ -18,6 +18,10 @@ One task handles one block of one row: it decomposes the row index once, then
 runs a serial inner loop, so integer divisions are per row, not per element.
 On GPU archs blocks have length 1 (one thread per element, coalesced access).
 Meta buffers are cached by layout, so steady-state ops upload nothing.
+
+Task loops are stretched on the CPU (`loop_shift`): Taichi 1.7's CPU range-for
+hands its threads blocks of 512 iterations when the loop's end is a run-time
+value, so a loop over fewer than 1,024 tasks ran on one thread.
 """
 
 from functools import lru_cache
@@ -148,6 +152,27 @@ def rows_meta(op: int, outer: Sequence[int], operands: Sequence[tuple], extras: 
         return meta, prod(merged)
 
     return _cached(key, build)
+
+
+CPU_LOOP = 4096
+"""Iterations a CPU task loop is stretched to: 8 of the 512-iteration blocks
+that Taichi's CPU runtime deals to its threads, so two threads share the
+work and a busy core leaves blocks to the other."""
+
+
+def loop_shift(ntask: int, serial: bool) -> int:
+    """The shift a kernel's task loop runs with (its argument `tshift` after
+    `ntask`): the loop is `for u in range(ntask << tshift)`, task `u >> tshift` runs
+    at the iterations whose low `tshift` bits are zero and the others return at
+    once. Taichi 1.7's CPU runtime hands its threads 512 loop iterations at a
+    time when the loop's end is a run-time value (its adaptive block size;
+    `loop_config(block_dim=...)` does not change it), so a loop over 128
+    tasks of 4096 elements ran on one thread. Stretched to `CPU_LOOP`
+    iterations it runs on every thread, for a few ns per empty iteration.
+    0 for a serial launch and on GPUs (one thread per iteration there)."""
+    if serial or SETTINGS.gpu or ntask >= CPU_LOOP or ntask <= 0:
+        return 0
+    return (-(-CPU_LOOP // ntask) - 1).bit_length()
 
 
 @ti.func

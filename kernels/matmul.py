@@ -19,15 +19,18 @@ import taichi as ti
 from burnbook._blas import openblas_threads
 from burnbook.backend.taichi.compat import Launcher, host_array, write_host
 from burnbook.backend.taichi.settings import SETTINGS, serial
-from .layout import E0, contiguous_strides, rows_meta, row_offsets
+from .layout import E0, contiguous_strides, rows_meta, row_offsets, loop_shift
 
 RB, CB = 4, 8  # output tile per task: RB rows x CB columns held in registers
 
 @ti.kernel
 def _matmul(out: ti.types.ndarray(), a: ti.types.ndarray(), b: ti.types.ndarray(), meta: ti.types.ndarray(),
-            ntask: ti.i32, acc_t: ti.template(), odt: ti.template(), serial: ti.template()):
+            ntask: ti.i32, tshift: ti.i32, acc_t: ti.template(), odt: ti.template(), serial: ti.template()):
     ti.loop_config(serialize=serial)
-    for t in range(ntask):
+    for u in range(ntask << tshift):
+        if u & ((1 << tshift) - 1) != 0:
+            continue
+        t = u >> tshift
         M, N, K = meta[E0], meta[E0 + 1], meta[E0 + 2]
         lrs, lcs, rrs, rcs = meta[E0 + 3], meta[E0 + 4], meta[E0 + 5], meta[E0 + 6]
         nbi, nbj = meta[E0 + 7], meta[E0 + 8]
@@ -113,5 +116,6 @@ def run(out, lhs: tuple, rhs: tuple, lshape: tuple, rshape: tuple, oshape: tuple
         ((ostrides, 0), (batch_strides(lshape, lhs[1]), lhs[2]), (batch_strides(rshape, rhs[1]), rhs[2])),
         (M, N, K, lhs[1][-2], lhs[1][-1], rhs[1][-2], rhs[1][-1], nbi, nbj))
     acc_t = ti.f64 if np_dtype == np.float64 else ti.f32
-    matmul_k(out, lhs[0], rhs[0], meta, nbatch * nbi * nbj, acc_t, out.dtype, serial(nbatch * M * N * K))
+    ntask, ser = nbatch * nbi * nbj, serial(nbatch * M * N * K)
+    matmul_k(out, lhs[0], rhs[0], meta, ntask, loop_shift(ntask, ser), acc_t, out.dtype, ser)
 

@@ -17,6 +17,7 @@ import taichi as ti
 
 from burnbook.backend.taichi.compat import Launcher
 from burnbook.backend.taichi.settings import SETTINGS, serial
+from .layout import loop_shift
 from .conv import (C_, DH, DW, E1, E2, H_, HO, KH, KW, PH, PW, SH, SW, W_, WO, XC, XH, XN, XOFF, XW, Window,
                    acc_type, ceil_div, exact_div, task_rows, window_meta)
 
@@ -30,12 +31,15 @@ def _plane_base(meta: ti.template(), plane):
 
 @ti.kernel
 def _max_pool(out: ti.types.ndarray(), idx: ti.types.ndarray(), x: ti.types.ndarray(), meta: ti.types.ndarray(),
-              ntask: ti.i32, dt: ti.template(), acc_t: ti.template(), with_idx: ti.template(),
+              ntask: ti.i32, tshift: ti.i32, dt: ti.template(), acc_t: ti.template(), with_idx: ti.template(),
               serial: ti.template()):
     # PyTorch's rule: the first valid element starts the max; a later one wins
     # if larger or NaN. Indices are h * W + w in the input plane.
     ti.loop_config(serialize=serial)
-    for t in range(ntask):
+    for u in range(ntask << tshift):
+        if u & ((1 << tshift) - 1) != 0:
+            continue
+        t = u >> tshift
         wo = meta[WO]
         row0, row1, ow0, ow1 = task_rows(meta, t, wo)
         ho, kh, kw, h, w = meta[HO], meta[KH], meta[KW], meta[H_], meta[W_]
@@ -71,10 +75,13 @@ def _valid(start, k, size):
 
 
 @ti.kernel
-def _avg_pool(out: ti.types.ndarray(), x: ti.types.ndarray(), meta: ti.types.ndarray(), ntask: ti.i32,
+def _avg_pool(out: ti.types.ndarray(), x: ti.types.ndarray(), meta: ti.types.ndarray(), ntask: ti.i32, tshift: ti.i32,
               dt: ti.template(), acc_t: ti.template(), include_pad: ti.template(), serial: ti.template()):
     ti.loop_config(serialize=serial)
-    for t in range(ntask):
+    for u in range(ntask << tshift):
+        if u & ((1 << tshift) - 1) != 0:
+            continue
+        t = u >> tshift
         wo = meta[WO]
         row0, row1, ow0, ow1 = task_rows(meta, t, wo)
         ho, kh, kw, h, w = meta[HO], meta[KH], meta[KW], meta[H_], meta[W_]
@@ -100,14 +107,17 @@ def _avg_pool(out: ti.types.ndarray(), x: ti.types.ndarray(), meta: ti.types.nda
 
 
 @ti.kernel
-def _avg_pool_backward(gx: ti.types.ndarray(), g: ti.types.ndarray(), meta: ti.types.ndarray(), ntask: ti.i32,
+def _avg_pool_backward(gx: ti.types.ndarray(), g: ti.types.ndarray(), meta: ti.types.ndarray(), ntask: ti.i32, tshift: ti.i32,
                        dt: ti.template(), acc_t: ti.template(), include_pad: ti.template(),
                        serial: ti.template()):
     # gx [N, C, H, W] contiguous; g the strided output-gradient view. Output
     # (oh, ow) spreads over inputs (oh*sh - ph + i, ow*sw - pw + j). Rows are
     # (n, c, ih); each task adds into its own input block, window by window.
     ti.loop_config(serialize=serial)
-    for t in range(ntask):
+    for u in range(ntask << tshift):
+        if u & ((1 << tshift) - 1) != 0:
+            continue
+        t = u >> tshift
         w = meta[W_]
         row0, row1, iw0, iw1 = task_rows(meta, t, w)
         ho, wo, kh, kw, h = meta[HO], meta[WO], meta[KH], meta[KW], meta[H_]
@@ -152,13 +162,16 @@ def _bin_k(i, size, out, k):
 
 
 @ti.kernel
-def _adaptive(out: ti.types.ndarray(), x: ti.types.ndarray(), meta: ti.types.ndarray(), ntask: ti.i32,
+def _adaptive(out: ti.types.ndarray(), x: ti.types.ndarray(), meta: ti.types.ndarray(), ntask: ti.i32, tshift: ti.i32,
               dt: ti.template(), acc_t: ti.template(), lanes: ti.template(), serial: ti.template()):
     # With `lanes` and even bins, `lanes` outputs of a row are summed at a
     # time, in registers (the same order, so the same sums): far fewer
     # trips through the short window loops.
     ti.loop_config(serialize=serial)
-    for t in range(ntask):
+    for u in range(ntask << tshift):
+        if u & ((1 << tshift) - 1) != 0:
+            continue
+        t = u >> tshift
         wo = meta[WO]
         row0, row1, ow0, ow1 = task_rows(meta, t, wo)
         ho, h, w, xh, xw = meta[HO], meta[H_], meta[W_], meta[XH], meta[XW]
@@ -194,14 +207,17 @@ def _adaptive(out: ti.types.ndarray(), x: ti.types.ndarray(), meta: ti.types.nda
 
 
 @ti.kernel
-def _adaptive_backward(gx: ti.types.ndarray(), g: ti.types.ndarray(), meta: ti.types.ndarray(), ntask: ti.i32,
+def _adaptive_backward(gx: ti.types.ndarray(), g: ti.types.ndarray(), meta: ti.types.ndarray(), ntask: ti.i32, tshift: ti.i32,
                        dt: ti.template(), acc_t: ti.template(), lanes: ti.template(), serial: ti.template()):
     # Output bin o covers input i exactly when floor(i*Ho/H) <= o < ceil((i+1)*Ho/H).
     # Rows are (n, c, ih); each task adds every covering bin into its own block.
     # With `lanes`, even bins and whole rows, one bin covers each input: the
     # shares of `lanes` bins are stored at a time, each element once.
     ti.loop_config(serialize=serial)
-    for t in range(ntask):
+    for u in range(ntask << tshift):
+        if u & ((1 << tshift) - 1) != 0:
+            continue
+        t = u >> tshift
         w = meta[W_]
         row0, row1, iw0, iw1 = task_rows(meta, t, w)
         ho, wo, h, gh, gw = meta[HO], meta[WO], meta[H_], meta[XH], meta[XW]
@@ -252,8 +268,9 @@ def max_pool(out, idx, x: tuple, dims: tuple, window: tuple) -> None:
     rows = n * c * ho
     meta, ntask = window_meta(Window.MAX_POOL, dims, window, (x[1], x[2]), rows, wo)
     dt = out.dtype
-    max_pool_k(out, out if idx is None else idx, x[0], meta, ntask, dt, acc_type(dt), idx is not None,
-               serial(rows * wo * window[0] * window[1]))
+    ser = serial(rows * wo * window[0] * window[1])
+    max_pool_k(out, out if idx is None else idx, x[0], meta, ntask, loop_shift(ntask, ser), dt, acc_type(dt),
+               idx is not None, ser)
 
 
 def avg_pool(out, x: tuple, dims: tuple, window: tuple, include_pad: bool) -> None:
@@ -262,8 +279,8 @@ def avg_pool(out, x: tuple, dims: tuple, window: tuple, include_pad: bool) -> No
     rows = n * c * ho
     meta, ntask = window_meta(Window.AVG_POOL, dims, window, (x[1], x[2]), rows, wo)
     dt = out.dtype
-    avg_pool_k(out, x[0], meta, ntask, dt, acc_type(dt), bool(include_pad),
-               serial(rows * wo * window[0] * window[1]))
+    ser = serial(rows * wo * window[0] * window[1])
+    avg_pool_k(out, x[0], meta, ntask, loop_shift(ntask, ser), dt, acc_type(dt), bool(include_pad), ser)
 
 
 def avg_pool_backward(gx, g: tuple, dims: tuple, window: tuple, include_pad: bool) -> None:
@@ -273,8 +290,8 @@ def avg_pool_backward(gx, g: tuple, dims: tuple, window: tuple, include_pad: boo
     rows = n * c * h
     meta, ntask = window_meta(Window.AVG_POOL_BACKWARD, dims, window, (g[1], g[2]), rows, w)
     dt = gx.dtype
-    avg_pool_backward_k(gx, g[0], meta, ntask, dt, acc_type(dt), bool(include_pad),
-                        serial(rows * w * window[0] * window[1]))
+    ser = serial(rows * w * window[0] * window[1])
+    avg_pool_backward_k(gx, g[0], meta, ntask, loop_shift(ntask, ser), dt, acc_type(dt), bool(include_pad), ser)
 
 
 _NO_WINDOW = (1, 1, 1, 1, 0, 0, 1, 1)
@@ -315,7 +332,8 @@ def adaptive(out, x: tuple, dims: tuple, lanes: int | None = None) -> None:
     rows = n * c * ho
     meta, ntask = window_meta(Window.ADAPTIVE, dims, _NO_WINDOW, (x[1], x[2]), rows, wo, _even_bins(dims))
     dt = out.dtype
-    adaptive_k(out, x[0], meta, ntask, dt, acc_type(dt), lanes, serial(n * c * h * w))
+    ser = serial(n * c * h * w)
+    adaptive_k(out, x[0], meta, ntask, loop_shift(ntask, ser), dt, acc_type(dt), lanes, ser)
 
 
 def adaptive_backward(gx, g: tuple, dims: tuple, lanes: int | None = None) -> None:
@@ -326,4 +344,5 @@ def adaptive_backward(gx, g: tuple, dims: tuple, lanes: int | None = None) -> No
     rows = n * c * h
     meta, ntask = window_meta(Window.ADAPTIVE_BACKWARD, dims, _NO_WINDOW, (g[1], g[2]), rows, w, _even_bins(dims))
     dt = gx.dtype
-    adaptive_backward_k(gx, g[0], meta, ntask, dt, acc_type(dt), lanes, serial(n * c * h * w))
+    ser = serial(n * c * h * w)
+    adaptive_backward_k(gx, g[0], meta, ntask, loop_shift(ntask, ser), dt, acc_type(dt), lanes, ser)

@@ -15,7 +15,7 @@ import taichi as ti
 
 from burnbook.backend.taichi.compat import Launcher, buffer, is_real
 from burnbook.backend.taichi.settings import SETTINGS, serial
-from .layout import E0, rows_meta, row_offsets
+from .layout import E0, rows_meta, row_offsets, loop_shift
 
 
 
@@ -80,10 +80,13 @@ def _sum(x: ti.template(), base, k0, k1, rs, adt: ti.template()):
 
 def _make_reduce(S):
     @ti.kernel
-    def reduce(out: ti.types.ndarray(), x: ti.types.ndarray(), meta: ti.types.ndarray(), ntask: ti.i32,
+    def reduce(out: ti.types.ndarray(), x: ti.types.ndarray(), meta: ti.types.ndarray(), ntask: ti.i32, tshift: ti.i32,
                scale: S, op: ti.template(), adt: ti.template(), odt: ti.template(), serial: ti.template()):
         ti.loop_config(serialize=serial)
-        for t in range(ntask):
+        for u in range(ntask << tshift):
+            if u & ((1 << tshift) - 1) != 0:
+                continue
+            t = u >> tshift
             nchunk = meta[E0]
             o = ti.raw_div(t, nchunk)
             k0 = (t - o * nchunk) * meta[E0 + 3]
@@ -106,10 +109,13 @@ def _make_reduce(S):
 
 
 @ti.kernel
-def _argreduce(out: ti.types.ndarray(), x: ti.types.ndarray(), meta: ti.types.ndarray(), ntask: ti.i32,
+def _argreduce(out: ti.types.ndarray(), x: ti.types.ndarray(), meta: ti.types.ndarray(), ntask: ti.i32, tshift: ti.i32,
                op: ti.template(), adt: ti.template(), serial: ti.template()):
     ti.loop_config(serialize=serial)
-    for t in range(ntask):
+    for u in range(ntask << tshift):
+        if u & ((1 << tshift) - 1) != 0:
+            continue
+        t = u >> tshift
         rs = meta[E0 + 2]
         base = row_offsets(meta, t, 1)[0]
         best = ti.cast(x[base], adt)
@@ -139,7 +145,8 @@ def run(op: Reduce, x: tuple, shape: tuple, dim: int, out, adt, scale: float = 1
     nout = prod(outer)
     if op in (Reduce.ARGMAX, Reduce.ARGMIN):
         meta, _ = rows_meta(op, outer, ((ost, offset),), (1, R, rs, R))
-        argreduce_k(out, buf, meta, nout, op, adt, serial(nout * R))
+        ser = serial(nout * R)
+        argreduce_k(out, buf, meta, nout, loop_shift(nout, ser), op, adt, ser)
         return
     nchunk = 1
     # Too few outputs to fill the arch: split the reduced dim into chunks.
@@ -150,10 +157,12 @@ def run(op: Reduce, x: tuple, shape: tuple, dim: int, out, adt, scale: float = 1
     nchunk = -(-R // clen)
     meta, _ = rows_meta(op, outer, ((ost, offset),), (nchunk, R, rs, clen))
     reduce_k = _reduce_k[ti.f32 if adt is ti.f32 else ti.f64]
+    ser = serial(nout * R)
     if nchunk == 1:
-        reduce_k(out, buf, meta, nout, scale, op, adt, out.dtype, serial(nout * R))
+        reduce_k(out, buf, meta, nout, loop_shift(nout, ser), scale, op, adt, out.dtype, ser)
         return
     part = buffer(adt, nout * nchunk)
-    reduce_k(part, buf, meta, nout * nchunk, 1.0, op, adt, adt, serial(nout * R))
+    reduce_k(part, buf, meta, nout * nchunk, loop_shift(nout * nchunk, ser), 1.0, op, adt, adt, ser)
     meta2, _ = rows_meta(op, (nout,), (((nchunk,), 0),), (1, nchunk, 1, nchunk))
-    reduce_k(out, part, meta2, nout, scale, op, adt, out.dtype, serial(nout * nchunk))
+    ser = serial(nout * nchunk)
+    reduce_k(out, part, meta2, nout, loop_shift(nout, ser), scale, op, adt, out.dtype, ser)

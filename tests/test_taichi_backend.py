@@ -831,6 +831,47 @@ def test_gpu_layout_policies_on_the_cpu(op: str) -> None:
         case_for(op)(op)
 
 
+def test_loop_shift_stretches_short_cpu_task_loops() -> None:
+    """A CPU task loop runs over `ntask << sh` iterations, at least
+    `CPU_LOOP` of them (Taichi deals 512 iterations to a thread at a time, so
+    128 tasks ran on one thread); serial launches and long loops are not
+    stretched."""
+    from burnbook.kernels.layout import CPU_LOOP, loop_shift
+
+    t([0.0])
+    for ntask in (1, 2, 3, 85, 128, 511, 4095):
+        sh = loop_shift(ntask, False)
+        assert ntask << sh >= CPU_LOOP and (sh == 0 or ntask << (sh - 1) < CPU_LOOP), ntask
+        assert loop_shift(ntask, True) == 0
+    assert loop_shift(CPU_LOOP, False) == loop_shift(10 ** 6, False) == loop_shift(0, False) == 0
+
+
+@pytest.mark.parametrize("op", ["float_add", "float_exp", "float_sum_dim", "float_argmax", "float_matmul",
+                                "float_gather", "float_scatter", "float_mask_where", "float_cat"])
+def test_stretched_task_loops_run_every_task_once(op: str) -> None:
+    """Every launch parallel (no serial cut-off) with short blocks: each task
+    loop is stretched, and every task must still run exactly once."""
+    t([0.0])
+    with tb.SETTINGS.override(serial_below=0, block=8, reduce_tasks=64, reduce_min_chunk=16, matmul="kernel"):
+        case_for(op)(op)
+
+
+@pytest.mark.parametrize("n", [1, 7, 4096, 40_000])
+def test_a_fused_chain_is_stretched_and_exact(n: int) -> None:
+    """A fused element-wise chain and its fused sum over lengths whose task
+    counts give several shifts (one block per task: `block=1`)."""
+    from burnbook.backend import Fusion
+
+    F = Fusion[T]
+    x = RNG.standard_normal(n).astype(np.float32)
+    with tb.SETTINGS.override(serial_below=0, block=1 if n < 100 else 64):
+        a = F.float_from_data(x, DEV)
+        y = F.float_exp(F.float_mul_scalar(F.float_add_scalar(a, 1.0), 0.5))
+        np.testing.assert_allclose(F.float_into_data(y), np.exp((x + 1) * 0.5), rtol=1e-6)
+        s = F.float_sum(F.float_mul(F.float_add_scalar(a, 1.0), F.float_add_scalar(a, 1.0)))
+        np.testing.assert_allclose(F.float_into_data(s), [np.sum((x.astype(np.float64) + 1) ** 2)], rtol=1e-5)
+
+
 def test_every_op_is_implemented_and_covered() -> None:
     assert T.missing_ops() == []
     for op in ALL_OPS:

@@ -121,7 +121,7 @@ def source(p: Plan) -> str:
     nout, nops = len(p.outputs), len(p.outputs) + len(p.leaves)
     params = [f"out{m}: ti.types.ndarray()" for m in range(nout)]
     params += [f"x{j}: ti.types.ndarray()" for j in range(len(p.leaves))]
-    params += ["meta: ti.types.ndarray()", "ntask: ti.i32"]
+    params += ["meta: ti.types.ndarray()", "ntask: ti.i32", "tshift: ti.i32"]
     params += [f"s{k}: {ty}" for k, ty in enumerate(p.scalar_types)]
     if p.reduce is not None:
         params += [f"scale: {p.reduce[2]}"]  # 1/n for a mean, else 1
@@ -137,7 +137,10 @@ def source(p: Plan) -> str:
         "@ti.kernel",
         f"def fused({', '.join(params)}):",
         "    ti.loop_config(serialize=serial)",
-        "    for t in range(ntask):",
+        "    for u in range(ntask << tshift):",
+        "        if u & ((1 << tshift) - 1) != 0:",
+        "            continue",
+        "        t = u >> tshift",
     ]
     if p.reduce is not None and p.reduce[1] == "dim":
         return "\n".join(head + _dim_loop(p, nops)) + "\n"

@@ -87,8 +87,9 @@ def run(target: FusionTensor) -> None:
         plan, scalars = codegen.plan(order, leaves, outputs)
         launcher, _ = kernel_for(plan)
         meta, ntask = layout.map_meta(0, shape, _operand_views(prims, leaves, shape))
-        launcher(*[p.buf for p in prims], *[leaf.value.buf for leaf in leaves], meta, ntask, *scalars,
-                 serial(n))
+        ser = serial(n)
+        launcher(*[p.buf for p in prims], *[leaf.value.buf for leaf in leaves], meta, ntask,
+                 layout.loop_shift(ntask, ser), *scalars, ser)
         STATS["executed"] += 1
         STATS["fused_ops"] += len(order)
     for u, p in zip(outputs, prims):
@@ -146,7 +147,9 @@ def run_reduce(source: FusionTensor, op: Reduce, dim: int | None, mean: bool = F
         views = (((0,) * len(shape), 0),) + _operand_views(extra, leaves, shape)
         meta, ntask = layout.map_meta(0, shape, views)
         partial = compat.buffer(acc, ntask)
-        launcher(partial, *[p.buf for p in extra], *leaf_bufs, meta, ntask, *scalars, 1.0, serial(count))
+        ser = serial(count)
+        launcher(partial, *[p.buf for p in extra], *leaf_bufs, meta, ntask, layout.loop_shift(ntask, ser), *scalars,
+                 1.0, ser)
         reduce_kernel.run(op, (partial, (1,), 0), (ntask,), 0, result.buf, acc, scale)
     else:
         kept = shape[:dim] + (1,) + shape[dim + 1:]
@@ -156,8 +159,9 @@ def run_reduce(source: FusionTensor, op: Reduce, dim: int | None, mean: bool = F
         outer = shape[:dim] + shape[dim + 1:]
         extras = (count,) + tuple(st[dim] for st, _ in views)
         meta, ntask = layout.rows_meta(0, outer, tuple((st[:dim] + st[dim + 1:], off) for st, off in views), extras)
-        launcher(result.buf, *[p.buf for p in extra], *leaf_bufs, meta, ntask, *scalars, scale,
-                 serial(math.prod(shape)))
+        ser = serial(math.prod(shape))
+        launcher(result.buf, *[p.buf for p in extra], *leaf_bufs, meta, ntask, layout.loop_shift(ntask, ser),
+                 *scalars, scale, ser)
     STATS["executed"] += 1
     STATS["fused_ops"] += len(order) + 1
     for u, p in zip(outputs[1:], extra):
