@@ -76,8 +76,8 @@ def test_add_sub_mul_wrap_like_onnxruntime(backend_name, dtype):
 def test_int32_cumsum_wraps_and_reductions_saturate_like_onnxruntime(backend_name):
     """onnxruntime's int32 CumSum wraps, its ReduceSum/Prod/SumSquare/L1
     saturate; axes as constants (Tensor calls) and as a graph input
-    (the run-time reduce helper), keepdims on and off. (Exact results past
-    i64, such as (-2**31)**3, are out of reach: i64 wraps before the clamp.)"""
+    (the run-time reduce helper), keepdims on and off. (Results past i64,
+    such as (-2**31)**3: `test_int32_reductions_past_int64_saturate_like_onnxruntime`.)"""
     big, small = 2 ** 31 - 1, -2 ** 31
     x = np.array([[big, 1, big], [small, -1, 7], [3, 5, -7], [small, 1, 2]], dtype=np.int32)
     e = TensorProto.INT32
@@ -101,7 +101,7 @@ def test_folded_int32_reductions_saturate_like_onnxruntime(op):
     """A reduction of constants is folded at import by onnx's reference
     evaluator, which wraps int32 where onnxruntime saturates (ReduceSum of
     [2**31 - 1, 1, 5] folded to -2**31 + 5): folding clamps as the model does."""
-    x = np.array([[2 ** 31 - 1, 1, 5], [-2 ** 31, -1, 3], [4, -2, 6]], np.int32)
+    x = np.array([[2 ** 31 - 1, 1, 5], [-2 ** 31, -1, 3], [4, -2, 6], [-2 ** 31, -2 ** 31, -2 ** 31]], np.int32)
     inits = [numpy_helper.from_array(x, "x"), numpy_helper.from_array(np.array([1], np.int64), "ax")]
     model = _model([helper.make_node(op, ["x", "ax"], ["y"], keepdims=0)], [],
                    [helper.make_tensor_value_info("y", TensorProto.INT32, None)], inits)
@@ -111,6 +111,21 @@ def test_folded_int32_reductions_saturate_like_onnxruntime(op):
     got = build_model(model, backend=BACKENDS["ndarray"]())()
     np.testing.assert_array_equal(got.to_numpy(), want.astype(np.int64))
     assert want.max() == 2 ** 31 - 1   # the first row saturated
+
+
+@pytest.mark.parametrize("backend_name", list(BACKENDS))
+@pytest.mark.parametrize("op", ["ReduceProd", "ReduceSumSquare"])
+def test_int32_reductions_past_int64_saturate_like_onnxruntime(backend_name, op):
+    """(-2**31)**3 wraps to 0 in i64 before any clamp could see it, and three
+    squares of -2**31 pass 2**63: onnxruntime saturates both, and so must
+    the imported model (the sign and size come from the same reduction in floats)."""
+    x = np.array([[-2 ** 31] * 3, [2 ** 31 - 1] * 3, [-2 ** 31, 2 ** 31 - 1, 0], [3, -5, 7],
+                  [-2 ** 31, -2 ** 31, 1]], np.int32)
+    e = TensorProto.INT32
+    inits = [numpy_helper.from_array(np.array([1], np.int64), "ax")]
+    model = _model([helper.make_node(op, ["x", "ax"], ["y"], keepdims=0)],
+                   [helper.make_tensor_value_info("x", e, [5, 3])], [helper.make_tensor_value_info("y", e, None)], inits)
+    _check(backend_name, model, x=x)
 
 
 def test_int32_einsum_wraps_like_onnxruntime():

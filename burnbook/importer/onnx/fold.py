@@ -124,7 +124,17 @@ def _evaluate(graph: Graph, node: Any) -> list[np.ndarray] | None:
     outs = [None if o is None else np.asarray(o) for o in outs]
     if narrow is not None:
         info = np.iinfo(narrow)
-        outs = [None if o is None else np.clip(o, info.min, info.max).astype(narrow) for o in outs]
+        clipped = [np.clip(o, info.min, info.max) for o in outs]
+        if node.op_type in ("ReduceProd", "ReduceSumSquare"):
+            # i64 wraps past 2**63 ((-2**31)**3 is 0 there): floats give the sign and size
+            floats = {k: v.astype(np.float64) if v.dtype == np.int64 and k == node.input[0] else v
+                      for k, v in feeds.items()}
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                approx = np.asarray(ReferenceEvaluator(node, opsets={"": graph.opset}).run(None, floats)[0])
+            big = np.abs(approx) > 2.0 ** 40
+            clipped[0] = np.where(big & (approx > 0), info.max, np.where(big & (approx < 0), info.min, clipped[0]))
+        outs = [o.astype(narrow) for o in clipped]
     return outs
 
 

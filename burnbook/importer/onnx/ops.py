@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .codegen import Lowering, literal
+from .codegen import Lowering, literal, quote
 from .graph import Graph, OnnxImportError, attrs
 
 Emitter = Callable[[Lowering, Any, dict], None]
@@ -226,7 +226,16 @@ def narrow_int_result(low: Lowering, node: Any) -> None:
     # an alias of an input (Sum of one value, a no-op reduction) is in range already
     if name is None or not name.isidentifier() or name in {low.names.get(i) for i in node.input}:
         return
-    if not wraps:
+    if node.op_type in ("ReduceProd", "ReduceSumSquare"):
+        # these pass i64's range before the clamp: decide the saturated ones in floats
+        a = attrs(node)
+        x = node.input[0]
+        noop = ", noop_with_empty_axes=True" if a.get("noop_with_empty_axes", 0) else ""
+        fn = "prod" if node.op_type == "ReduceProd" else "sum_square"
+        approx = (f"onnx_ops.reduce_ext({low.var(x)}.float(), {quote(fn)}, {axes_source(axes_of(low, node, a))}, "
+                  f"{bool(a.get('keepdims', 1))}, {low.rank(x)}{noop})")
+        expr = f"onnx_ops.saturate_reduction({name}, {approx}, {lo}, {lo + 2 ** bits - 1})"
+    elif not wraps:
         expr = f"{name}.clamp({lo}, {lo + 2 ** bits - 1})"
     elif lo == 0:
         expr = f"{name}.remainder_scalar({2 ** bits})"

@@ -21,7 +21,7 @@ import numpy as np
 from burnbook.tensor import Bool, Float, Int, Tensor
 
 __all__ = [
-    "reduce_ext", "arg_extreme", "topk", "hardmax", "cumsum", "gather_elements", "gather_nd", "scatter_elements",
+    "reduce_ext", "saturate_reduction", "arg_extreme", "topk", "hardmax", "cumsum", "gather_elements", "gather_nd", "scatter_elements",
     "scatter_nd", "nonzero", "compress", "one_hot",
 ]
 
@@ -129,6 +129,24 @@ def reduce_ext(x: Any, op: str, axes: Sequence[int] | None, keepdims: bool, rank
         return out
     kept = [d for i, d in enumerate(out.dims()) if i not in axes]
     return out.reshape(kept or [1])
+
+
+# Beyond this magnitude an approximate product or sum of squares decides the
+# saturated bound alone; below it the i64 result is exact (no wrap before 2**63).
+_SATURATED = 2.0 ** 40
+
+
+def saturate_reduction(exact: Any, approx: Any, lo: int, hi: int) -> Any:
+    """A narrow-int ReduceProd or ReduceSumSquare as onnxruntime gives it:
+    the exact value saturated to [lo, hi]. `exact` is the Int reduction,
+    which wraps in i64 once the true value passes 2**63 ((-2**31)**3 wraps
+    to 0); `approx` is the same reduction in floats, whose sign and size are
+    right however large the value. Where |approx| > 2**40 the result is the
+    bound of approx's sign; elsewhere `exact` clamped."""
+    big = approx.abs().greater_elem(_SATURATED)
+    up = big.bool_and(approx.greater_elem(0.0))
+    down = big.bool_and(approx.lower_elem(0.0))
+    return exact.clamp(lo, hi).mask_fill(up, hi).mask_fill(down, lo)
 
 
 def _log_sum_exp(x: Any, axes: list[int]) -> Any:
