@@ -38,7 +38,8 @@ import numpy as np
 import taichi as ti
 from taichi.lang.util import to_numpy_type
 
-from burnbook.backend.taichi.compat import Launcher, host_array, host_writable
+from burnbook.backend.ndarray_module import _pad
+from burnbook.backend.taichi.compat import Launcher, host_view, host_writable
 from burnbook.backend.taichi.settings import SETTINGS, serial
 from . import layout
 from .layout import loop_shift
@@ -338,11 +339,9 @@ def on_host() -> bool:
     return SETTINGS.columns == "host" and host_writable()
 
 
-def _host(buf, dtype: np.dtype, shape: tuple, strides: tuple, offset: int = 0, write: bool = False) -> np.ndarray:
-    """A NumPy view (element `strides`) of the CPU arch's device buffer `buf`."""
-    base = host_array(buf, dtype)
-    return np.lib.stride_tricks.as_strided(base[offset:], shape=shape, strides=[s * base.itemsize for s in strides],
-                                           writeable=write)
+def _host(buf, shape: tuple, strides: tuple, offset: int = 0, write: bool = False) -> np.ndarray:
+    """A NumPy view (element `strides`) of the CPU arch's device buffer `buf`, in its dtype."""
+    return host_view(buf, np.dtype(to_numpy_type(buf.dtype)), shape, strides, offset, write)
 
 
 def _taps_from(xp: np.ndarray, i: int, j: int, window: tuple, ho: int, wo: int) -> np.ndarray:
@@ -353,27 +352,21 @@ def _taps_from(xp: np.ndarray, i: int, j: int, window: tuple, ho: int, wo: int) 
 
 def _im2col_host(cols, x: tuple, dims: tuple, window: tuple, image_stride: int, row_stride: int,
                  ones_every: int) -> None:
-    dtype = np.dtype(to_numpy_type(cols.dtype))
     n, c, h, w, ho, wo = dims
     kh, kw, sh, sw, ph, pw, dh, dw = window
-    xs = _host(x[0], dtype, (n, c, h, w), x[1], x[2])
     hp, wp = max(h + ph, (ho - 1) * sh + (kh - 1) * dh + 1), max(w + pw, (wo - 1) * sw + (kw - 1) * dw + 1)
-    if (ph, pw, hp, wp) != (0, 0, h, w):
-        xp = np.zeros((n, c, hp, wp), dtype)
-        xp[:, :, ph : ph + h, pw : pw + w] = xs
-    else:
-        xp = xs
+    xp = _pad(_host(x[0], (n, c, h, w), x[1], x[2]), ((ph, hp - h - ph), (pw, wp - w - pw)))
     g = c // ones_every if ones_every else 1
     cg, taps = c // g, kh * kw
     group = (cg * taps + (1 if ones_every else 0)) * row_stride
-    out = _host(cols, dtype, (n, g, cg, kh, kw, ho, wo),
+    out = _host(cols, (n, g, cg, kh, kw, ho, wo),
                 (image_stride, group, taps * row_stride, kw * row_stride, row_stride, wo, 1), write=True)
     xg = xp.reshape(n, g, cg, hp, wp)
     for i in range(kh):
         for j in range(kw):
             out[:, :, :, i, j] = _taps_from(xg, i, j, window, ho, wo)
     if ones_every:
-        _host(cols, dtype, (n, g, ho * wo), (image_stride, group, 1), cg * taps * row_stride, write=True)[...] = 1
+        _host(cols, (n, g, ho * wo), (image_stride, group, 1), cg * taps * row_stride, write=True)[...] = 1
 
 
 def im2col(cols, x: tuple, dims: tuple, window: tuple, image_stride: int, row_stride: int,
@@ -422,71 +415,52 @@ def col2im_lanes(wo: int, sw: int) -> int:
     return 16 if wo >= 16 else 8 if wo >= 8 else 0
 
 
-def _col2im_host(out, cols, bias, dims: tuple, window: tuple) -> None:
-    # Each output starts at its bias and adds the taps in (i, j) order, as the kernels do.
-    dtype = np.dtype(to_numpy_type(out.dtype))
-    n, c, h, w, ho, wo = dims
+def grid(dims: tuple, window: tuple) -> tuple:
+    """(Hf, Wf): the grid col2im adds the tap planes into, before cropping:
+    every tap's plane whole, and the output [ph : ph+Ho, pw : pw+Wo] inside it."""
+    _, _, h, w, ho, wo = dims
     kh, kw, sh, sw, ph, pw, dh, dw = window
-    planes = _host(cols, dtype, (n, c, kh, kw, h, w), (c * kh * kw * h * w, kh * kw * h * w, kw * h * w, h * w, w, 1))
-    dst = _host(out, dtype, (n, c, ho, wo), (c * ho * wo, ho * wo, wo, 1), write=True)
-    hf, wf = max(ph + ho, (h - 1) * sh + (kh - 1) * dh + 1), max(pw + wo, (w - 1) * sw + (kw - 1) * dw + 1)
-    full = dst if (ph, pw, hf, wf) == (0, 0, ho, wo) else np.empty((n, c, hf, wf), dtype)
-    if bias is None:
-        full[...] = 0
+    return max(ph + ho, (h - 1) * sh + (kh - 1) * dh + 1), max(pw + wo, (w - 1) * sw + (kw - 1) * dw + 1)
+
+
+def col2im_host(out, cols, bias, dims: tuple, window: tuple, rows: bool = False) -> None:
+    """`col2im` on the host (CPU arch only): each output starts at its bias
+    and adds the taps in (i, j) order, as the kernels do. With `rows` (unit
+    strides only), the tap planes `cols [N, C, kh, kw, H, Wf]` are as wide
+    as the grid, with zeros in columns W..Wf-1 (from an input `widen_host`
+    made), so each tap adds one contiguous run of its plane into the flat
+    grid; the zeros land on other outputs and change no value."""
+    n, c, h, w, ho, wo = dims
+    kh, kw, _, _, ph, pw, dh, dw = window
+    hf, wf = grid(dims, window)
+    dst = _host(out, (n, c, ho, wo), (c * ho * wo, ho * wo, wo, 1), write=True)
+    full = dst if (ph, pw, hf, wf) == (0, 0, ho, wo) else np.empty((n, c, hf, wf), dst.dtype)
+    full[...] = 0 if bias is None else _host(bias, (c, 1, 1), (1, 0, 0))
+    if rows:
+        run = h * wf
+        planes = _host(cols, (n, c, kh, kw, run), (c * kh * kw * run, kh * kw * run, kw * run, run, 1))
+        flat = full.reshape(n, c, hf * wf)
+        for i in range(kh):
+            for j in range(kw):
+                off = i * dh * wf + j * dw
+                end = min(run, hf * wf - off)   # the last row's final j*dw columns pass the grid: zeros
+                flat[..., off : off + end] += planes[:, :, i, j, :end]
     else:
-        full[...] = _host(bias, dtype, (c, 1, 1), (1, 0, 0))
-    for i in range(kh):
-        for j in range(kw):
-            _taps_from(full, i, j, window, h, w)[...] += planes[:, :, i, j]
+        planes = _host(cols, (n, c, kh, kw, h, w), (c * kh * kw * h * w, kh * kw * h * w, kw * h * w, h * w, w, 1))
+        for i in range(kh):
+            for j in range(kw):
+                _taps_from(full, i, j, window, h, w)[...] += planes[:, :, i, j]
     if full is not dst:
         dst[...] = full[:, :, ph : ph + ho, pw : pw + wo]
-
-
-def row_grid(dims: tuple, window: tuple) -> tuple:
-    """(Hf, Wf): the grid a unit-stride col2im on whole rows adds into, every
-    tap's plane whole and the output [ph : ph+Ho, pw : pw+Wo] inside it."""
-    _, _, h, w, ho, wo = dims
-    kh, kw, _, _, ph, pw, dh, dw = window
-    return max(ph + ho, h + (kh - 1) * dh), max(pw + wo, w + (kw - 1) * dw)
 
 
 def widen_host(dst, x: tuple, dims: tuple, wf: int) -> None:
     """`dst [N, C, H, Wf]` = the view `x` = (buffer, strides, offset) of shape
     dims [N, C, H, W] with zero columns W..Wf-1 (host path only)."""
-    dtype = np.dtype(to_numpy_type(dst.dtype))
     n, c, h, w = dims
-    out = _host(dst, dtype, (n, c, h, wf), (c * h * wf, h * wf, wf, 1), write=True)
-    out[..., :w] = _host(x[0], dtype, dims, x[1], x[2])
+    out = _host(dst, (n, c, h, wf), (c * h * wf, h * wf, wf, 1), write=True)
+    out[..., :w] = _host(x[0], dims, x[1], x[2])
     out[..., w:] = 0
-
-
-def col2im_rows_host(out, cols, bias, dims: tuple, window: tuple) -> None:
-    """`col2im` at unit stride on whole rows (host path only): the tap planes
-    `cols [N, C, kh, kw, H, Wf]` (Wf of `row_grid`) hold zeros in columns
-    W..Wf-1, so each tap adds one contiguous run of its plane into the flat
-    `[Hf * Wf]` grid; the zeros land on other outputs and change no value."""
-    dtype = np.dtype(to_numpy_type(out.dtype))
-    n, c, h, _, ho, wo = dims
-    kh, kw, _, _, ph, pw, dh, dw = window
-    hf, wf = row_grid(dims, window)
-    run = h * wf
-    planes = _host(cols, dtype, (n, c, kh, kw, run), (c * kh * kw * run, kh * kw * run, kw * run, run, 1))
-    whole = (ph, pw, hf, wf) == (0, 0, ho, wo)
-    flat = _host(out, dtype, (n, c, hf * wf), (c * hf * wf, hf * wf, 1), write=True) if whole \
-        else np.empty((n, c, hf * wf), dtype)
-    if bias is None:
-        flat[...] = 0
-    else:
-        flat[...] = _host(bias, dtype, (c, 1), (1, 0))
-    for i in range(kh):
-        for j in range(kw):
-            off = i * dh * wf + j * dw
-            # The last row's final j*dw columns would pass the grid: they are zeros.
-            end = min(run, hf * wf - off)
-            flat[..., off : off + end] += planes[:, :, i, j, :end]
-    if not whole:
-        dst = _host(out, dtype, (n, c, ho, wo), (c * ho * wo, ho * wo, wo, 1), write=True)
-        dst[...] = flat.reshape(n, c, hf, wf)[:, :, ph : ph + ho, pw : pw + wo]
 
 
 def col2im(out, cols, bias, dims: tuple, window: tuple, lanes: int | None = None) -> None:
@@ -496,7 +470,7 @@ def col2im(out, cols, bias, dims: tuple, window: tuple, lanes: int | None = None
     (COL2IM_LANES; a test compares them), else the host path runs where
     `on_host()`, or `col2im_lanes` picks a kernel variant."""
     if lanes is None and on_host():
-        return _col2im_host(out, cols, bias, dims, window)
+        return col2im_host(out, cols, bias, dims, window)
     n, c, _, _, ho, wo = dims
     rows = n * c * ho
     if lanes is None:

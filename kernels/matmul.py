@@ -17,7 +17,7 @@ import numpy as np
 import taichi as ti
 
 from burnbook._blas import openblas_threads
-from burnbook.backend.taichi.compat import Launcher, host_array, write_host
+from burnbook.backend.taichi.compat import Launcher, host_array, host_view, write_host
 from burnbook.backend.taichi.settings import SETTINGS, serial
 from .layout import E0, contiguous_strides, rows_meta, row_offsets, loop_shift
 
@@ -78,11 +78,7 @@ def _one_blas_thread(active: bool):
 
 def _np_view(view: tuple, shape: tuple, np_dtype) -> np.ndarray:
     buf, strides, offset = view
-    base = host_array(buf, np_dtype)
-    item = base.itemsize
-    # Starts at `offset`; negative strides step back into the same buffer.
-    return np.lib.stride_tricks.as_strided(
-        base[offset:], shape=shape, strides=tuple(s * item for s in strides), writeable=False)
+    return host_view(buf, np_dtype, shape, strides, offset)
 
 
 def run(out, lhs: tuple, rhs: tuple, lshape: tuple, rshape: tuple, oshape: tuple, np_dtype) -> None:

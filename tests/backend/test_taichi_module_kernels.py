@@ -195,11 +195,11 @@ def test_col2im_variants_match_torch_fold(T, dt, case):
         conv.col2im(out.buf, tc.buf, tb.buf, dims, window)
         got["host"] = T.float_into_data(out)
         if s == (1, 1):
-            wf = conv.row_grid(dims, window)[1]
+            wf = conv.grid(dims, window)[1]
             wide = np.zeros((n, c, *k, h, wf))
             wide[..., :w] = cols
             out = primitive.alloc((n, c, ho, wo), np.dtype(dtype), dev)
-            conv.col2im_rows_host(out.buf, T.float_from_data(wide.astype(dtype), dev).buf, tb.buf, dims, window)
+            conv.col2im_host(out.buf, T.float_from_data(wide.astype(dtype), dev).buf, tb.buf, dims, window, rows=True)
             got["host rows"] = T.float_into_data(out)
     for name, value in got.items():
         np.testing.assert_allclose(value, want, err_msg=name, **tol)

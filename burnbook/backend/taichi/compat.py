@@ -159,6 +159,16 @@ def host_array(buf: Any, np_dtype: np.dtype) -> np.ndarray:
     return np.frombuffer((ctypes.c_char * n).from_address(ptr), dtype=np_dtype)
 
 
+def host_view(buf: Any, np_dtype: np.dtype, shape: tuple, strides: tuple, offset: int = 0,
+              write: bool = False) -> np.ndarray:
+    """The strided view (`strides` and `offset` in elements) of `buf`'s
+    elements as a NumPy array of `shape`, on `host_array`'s terms; negative
+    strides step back into the same buffer. `write` only where `host_writable()`."""
+    base = host_array(buf, np_dtype)
+    return np.lib.stride_tricks.as_strided(base[offset:], shape=shape, strides=[s * base.itemsize for s in strides],
+                                           writeable=write)
+
+
 def host_writable() -> bool:
     """Whether `host_array` gives views that NumPy may write into: the fast
     path on a CPU arch, where device memory is host memory and kernels have

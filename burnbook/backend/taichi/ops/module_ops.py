@@ -177,11 +177,11 @@ class TaichiModuleOps(ModuleOps):
         if conv_k.on_host() and tuple(options.stride) == (1, 1):
             # x widened to the grid's rows by zero columns: each tap's plane
             # then adds onto the output grid as one contiguous run.
-            wf = conv_k.row_grid(dims, window)[1]
+            wf = conv_k.grid(dims, window)[1]
             xw = alloc((n, ci, h, wf), x.dtype, x.device)
             conv_k.widen_host(xw.buf, x.view(), (n, ci, h, w), wf)
             cols = L.matmul(wt, reshaped(xw, (n, g, cig, h * wf)))
-            conv_k.col2im_rows_host(out.buf, cols.buf, b, dims, window)
+            conv_k.col2im_host(out.buf, cols.buf, b, dims, window, rows=True)
             return out
         cols = L.matmul(wt, reshaped(x, (n, g, cig, h * w)))
         conv_k.col2im(out.buf, cols.buf, b, dims, window)
