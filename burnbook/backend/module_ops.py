@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 
-def _is_int(value: Any) -> bool:
+def is_int(value: Any) -> bool:
     """An int or NumPy integer, not a bool (`True` is an int to Python, but
     no size or count) and not a float (PyTorch refuses `stride=1.0` too)."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
@@ -52,10 +52,10 @@ def _tuple(value: Any, n: int | None, name: str, owner: str = "") -> Any:
     but ints is a TypeError naming `owner`, the setting and the value."""
     if type(value) is tuple and all(type(v) is int for v in value) and (n is None or len(value) == n):
         return value   # already resolved: every conv call of a model passes here twice
-    if _is_int(value):
+    if is_int(value):
         return int(value) if n is None else (int(value),) * n
     items = list(value) if isinstance(value, (tuple, list, range)) or np.ndim(value) == 1 else None
-    if items is None or not all(_is_int(v) for v in items):
+    if items is None or not all(is_int(v) for v in items):
         where = f"{owner}: " if owner else ""
         raise TypeError(f"{where}{name} must be an int or a list/tuple of ints (bool and float are "
                         f"refused), got {value!r} ({type(value).__name__})")
@@ -122,7 +122,7 @@ class ConvTransposeOptions:
 def _groups(value: Any, owner: str) -> int:
     """`groups` as a Python int: options are checked when built, so a memo
     keyed by them never holds `groups=True` (equal to 1 as a key)."""
-    if not _is_int(value):
+    if not is_int(value):
         raise TypeError(f"{owner}: groups must be an int (bool and float are refused), "
                         f"got {value!r} ({type(value).__name__})")
     return int(value)

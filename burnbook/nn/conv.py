@@ -15,9 +15,9 @@ from __future__ import annotations
 import functools
 
 import math
-import numbers
 from typing import Any
 
+from burnbook.backend.module_ops import is_int
 from burnbook.config import ConfigError, config
 from burnbook.module import Module, Param
 from burnbook.tensor import Tensor
@@ -48,7 +48,7 @@ def _check_ints(cfg: Any, fields: tuple) -> None:
     for field in fields:
         value = getattr(cfg, field)
         for i, item in enumerate(value if isinstance(value, list) else [value]):
-            if isinstance(item, bool) or not isinstance(item, numbers.Integral):
+            if not is_int(item):
                 where = f"{field}[{i}]" if isinstance(value, list) else field
                 raise TypeError(f"{type(cfg).__name__}: {where} must be an int (bool and float are refused), "
                                 f"got {item!r} ({type(item).__name__})")

@@ -28,6 +28,8 @@ import numpy as np
 
 from .codegen import _with_subgraph_nodes
 from .graph import Graph, Value, _kind_of_array, attrs, parse
+from .ops import _PAST_I64, _SATURATING
+from .runtime_index import SATURATED_ABOVE
 
 __all__ = ["fold_constants", "fold_model", "reexport_hints", "MAX_FOLDED_ELEMENTS"]
 
@@ -125,14 +127,13 @@ def _evaluate(graph: Graph, node: Any) -> list[np.ndarray] | None:
     if narrow is not None:
         info = np.iinfo(narrow)
         clipped = [np.clip(o, info.min, info.max) for o in outs]
-        if node.op_type in ("ReduceProd", "ReduceSumSquare"):
-            # i64 wraps past 2**63 ((-2**31)**3 is 0 there): floats give the sign and size
+        if node.op_type in _PAST_I64:  # floats give the sign and size, as `saturate_reduction` does
             floats = {k: v.astype(np.float64) if v.dtype == np.int64 and k == node.input[0] else v
                       for k, v in feeds.items()}
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore")
                 approx = np.asarray(ReferenceEvaluator(node, opsets={"": graph.opset}).run(None, floats)[0])
-            big = np.abs(approx) > 2.0 ** 40
+            big = np.abs(approx) > SATURATED_ABOVE
             clipped[0] = np.where(big & (approx > 0), info.max, np.where(big & (approx < 0), info.min, clipped[0]))
         outs = [o.astype(narrow) for o in clipped]
     return outs
@@ -143,8 +144,6 @@ def _saturating_narrow_int(node: Any, feeds: dict) -> np.dtype | None:
     computes exactly and saturates (`ops._SATURATING`), else None. The
     reference evaluator wraps there instead: ReduceSum of int32 [2**31 - 1, 1]
     would fold to -2**31 where the model computes 2**31 - 1."""
-    from .ops import _SATURATING
-
     if node.op_type not in _SATURATING or not node.input or node.input[0] not in feeds:
         return None
     dtype = feeds[node.input[0]].dtype

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .codegen import Lowering, literal, quote
+from .codegen import Lowering, literal
 from .graph import Graph, OnnxImportError, attrs
 
 Emitter = Callable[[Lowering, Any, dict], None]
@@ -199,6 +199,9 @@ _WRAPPING = frozenset({"Add", "Sub", "Mul", "Sum", "CumSum", "Einsum", "MatMul",
 # ... but its int32 reductions compute exactly and saturate at the bounds
 # (ReduceSum of [2**31 - 1, 1] is 2**31 - 1).
 _SATURATING = frozenset({"ReduceSum", "ReduceProd", "ReduceSumSquare", "ReduceL1"})
+# Of those, these can pass i64's range before the clamp ((-2**31)**3 wraps to
+# 0): the same reduction in floats decides which results saturate.
+_PAST_I64 = frozenset({"ReduceProd", "ReduceSumSquare"})
 _NARROW_INTS = {"int8": (-2 ** 7, 8), "int16": (-2 ** 15, 16), "int32": (-2 ** 31, 32),
                 "uint8": (0, 8), "uint16": (0, 16), "uint32": (0, 32)}
 
@@ -226,14 +229,10 @@ def narrow_int_result(low: Lowering, node: Any) -> None:
     # an alias of an input (Sum of one value, a no-op reduction) is in range already
     if name is None or not name.isidentifier() or name in {low.names.get(i) for i in node.input}:
         return
-    if node.op_type in ("ReduceProd", "ReduceSumSquare"):
-        # these pass i64's range before the clamp: decide the saturated ones in floats
-        a = attrs(node)
-        x = node.input[0]
-        noop = ", noop_with_empty_axes=True" if a.get("noop_with_empty_axes", 0) else ""
-        fn = "prod" if node.op_type == "ReduceProd" else "sum_square"
-        approx = (f"onnx_ops.reduce_ext({low.var(x)}.float(), {quote(fn)}, {axes_source(axes_of(low, node, a))}, "
-                  f"{bool(a.get('keepdims', 1))}, {low.rank(x)}{noop})")
+    if node.op_type in _PAST_I64:
+        from .ops_index import reduce_ext_call  # ops_index imports this module
+
+        approx = reduce_ext_call(low, node, f"{low.var(node.input[0])}.float()")
         expr = f"onnx_ops.saturate_reduction({name}, {approx}, {lo}, {lo + 2 ** bits - 1})"
     elif not wraps:
         expr = f"{name}.clamp({lo}, {lo + 2 ** bits - 1})"

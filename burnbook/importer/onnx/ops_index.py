@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .codegen import Lowering, literal, quote
-from .graph import Graph, OnnxImportError
+from .graph import Graph, OnnxImportError, attrs
 from .ops import axes_of, axes_source, inp, literal_list, node_label, op, settle_reduced_rank
 
 # -- reductions ------------------------------------------------------------------------
@@ -91,8 +91,17 @@ def _reduce(low: Lowering, node: Any, a: dict) -> None:
                 expr += "".join(f".squeeze({d})" for d in reversed(dims))
             low.bind(node, expr, prefix)
             return
-    noop_arg = ", noop_with_empty_axes=True" if noop else ""
-    low.bind(node, f"onnx_ops.reduce_ext({low.var(x)}, {quote(fn)}, {axes}, {keep}, {rank}{noop_arg})", prefix)
+    low.bind(node, reduce_ext_call(low, node, low.var(x)), prefix)
+
+
+def reduce_ext_call(low: Lowering, node: Any, x: str) -> str:
+    """The `onnx_ops.reduce_ext` call computing the Reduce* `node` of the
+    source expression `x` (its first input, or a cast of it)."""
+    a = attrs(node)
+    noop = ", noop_with_empty_axes=True" if a.get("noop_with_empty_axes", 0) else ""
+    axes = axes_source(axes_of(low, node, a))
+    return (f"onnx_ops.reduce_ext({x}, {quote(_REDUCE[node.op_type])}, {axes}, {bool(a.get('keepdims', 1))}, "
+            f"{low.rank(node.input[0])}{noop})")
 
 
 # -- arg-max/min, top-k, hardmax, cumsum -------------------------------------------------

@@ -49,6 +49,11 @@ def tensor_like(like: Any, values: Any, kind: type = Int) -> Any:
     return Tensor[like.backend, array.ndim, kind].from_data(array, like.device())
 
 
+def _at(values: Sequence, i: int) -> Any:
+    """Item `i` of a host list, a one-item list broadcasting."""
+    return values[i if len(values) > 1 else 0]
+
+
 def _host_broadcast(name: str, *lists: Sequence) -> int:
     """The common length of flat host lists, a one-element list standing for any."""
     sizes = {len(v) for v in lists if len(v) != 1}
@@ -61,17 +66,13 @@ def host_equal(a: Sequence[int], b: Sequence[int]) -> list[bool]:
     """ONNX `Equal` of two flat int lists kept on the host (shape arithmetic):
     no tensor is built for values the model only uses to pick a shape."""
     n = _host_broadcast("Equal", a, b)
-    return [int(a[i if len(a) > 1 else 0]) == int(b[i if len(b) > 1 else 0]) for i in range(n)]
+    return [int(_at(a, i)) == int(_at(b, i)) for i in range(n)]
 
 
 def host_where(cond: Sequence[bool], x: Sequence[int], y: Sequence[int]) -> list[int]:
     """ONNX `Where` of flat host lists: `x[i]` where `cond[i]`, else `y[i]`."""
     n = _host_broadcast("Where", cond, x, y)
-
-    def at(v: Sequence, i: int) -> Any:
-        return v[i if len(v) > 1 else 0]
-
-    return [int(at(x, i)) if at(cond, i) else int(at(y, i)) for i in range(n)]
+    return [int(_at(x, i)) if _at(cond, i) else int(_at(y, i)) for i in range(n)]
 
 
 def shape(x: Any, start: int = 0, end: int | None = None, rank: int | None = None) -> Any:

@@ -21,8 +21,8 @@ import numpy as np
 from burnbook.tensor import Bool, Float, Int, Tensor
 
 __all__ = [
-    "reduce_ext", "saturate_reduction", "arg_extreme", "topk", "hardmax", "cumsum", "gather_elements", "gather_nd", "scatter_elements",
-    "scatter_nd", "nonzero", "compress", "one_hot",
+    "reduce_ext", "saturate_reduction", "arg_extreme", "topk", "hardmax", "cumsum", "gather_elements", "gather_nd",
+    "scatter_elements", "scatter_nd", "nonzero", "compress", "one_hot",
 ]
 
 _REDUCE_OPS = ("max", "min", "prod", "l1", "l2", "log_sum", "log_sum_exp", "sum_square")
@@ -131,9 +131,10 @@ def reduce_ext(x: Any, op: str, axes: Sequence[int] | None, keepdims: bool, rank
     return out.reshape(kept or [1])
 
 
-# Beyond this magnitude an approximate product or sum of squares decides the
-# saturated bound alone; below it the i64 result is exact (no wrap before 2**63).
-_SATURATED = 2.0 ** 40
+SATURATED_ABOVE = 2.0 ** 40
+"""Beyond this magnitude a float product or sum of squares decides the
+saturated bound alone; below it the i64 result is exact (no wrap before
+2**63). Constant folding (`fold.py`) uses the same rule."""
 
 
 def saturate_reduction(exact: Any, approx: Any, lo: int, hi: int) -> Any:
@@ -143,7 +144,7 @@ def saturate_reduction(exact: Any, approx: Any, lo: int, hi: int) -> Any:
     to 0); `approx` is the same reduction in floats, whose sign and size are
     right however large the value. Where |approx| > 2**40 the result is the
     bound of approx's sign; elsewhere `exact` clamped."""
-    big = approx.abs().greater_elem(_SATURATED)
+    big = approx.abs().greater_elem(SATURATED_ABOVE)
     up = big.bool_and(approx.greater_elem(0.0))
     down = big.bool_and(approx.lower_elem(0.0))
     return exact.clamp(lo, hi).mask_fill(up, hi).mask_fill(down, lo)
