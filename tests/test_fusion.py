@@ -250,3 +250,62 @@ def test_a_reduction_writes_only_its_result_and_spares_a_referenced_value_once()
     assert w.node is None                          # written by that second reduction
     np.testing.assert_allclose(F.float_into_data(w), 2 * expected_z, rtol=1e-6)
     np.testing.assert_allclose(F.float_into_data(z), expected_z, rtol=1e-6)
+
+
+# -- SIMD lanes: dense maps run 8 elements per index, with the same results ------------------
+@pytest.mark.parametrize("seed", range(12))
+def test_lanes_give_the_scalar_kernels_results_on_dense_maps(seed: int) -> None:
+    """Dense operands and a multiple of 8 elements take `fused_lanes`; turning
+    lanes off gives the scalar kernel. Lane by lane the same ops, so equal."""
+    from burnbook.backend.taichi.settings import SETTINGS
+
+    if not SETTINGS.lanes:
+        pytest.skip("lanes are off on this arch")
+    rng = np.random.default_rng(seed)
+    dtype = [np.float32, np.float64][seed % 2]
+    shape = (8 * int(rng.integers(1, 40)), int(rng.integers(1, 4)))
+    leaves = [rng.uniform(0.2, 2.0, shape).astype(dtype) for _ in range(3)]
+
+    def run():
+        a, b, c = (F.float_from_data(x, DEV) for x in leaves)
+        z = F.float_div(F.float_mul_scalar(F.float_add(a, b), 0.9), F.float_add_scalar(F.float_sqrt(c), 1e-5))
+        z = F.float_mask_where(z, F.float_greater_elem(a, 1.0), F.float_exp(F.float_neg(b)))
+        z = F.float_sub(F.float_powf_scalar(F.float_abs(z), 1.5), F.float_tanh(c))
+        mask = F.float_lower_elem(z, 0.25)  # a bool output beside the float one
+        return F.float_into_data(z), F.bool_into_data(mask)
+
+    before = F.stats()["lanes"]
+    z, mask = run()
+    assert F.stats()["lanes"] == before + 2
+    with SETTINGS.override(lanes=0):
+        z0, mask0 = run()
+    assert F.stats()["lanes"] == before + 2
+    np.testing.assert_array_equal(z, z0)
+    np.testing.assert_array_equal(mask, mask0)
+    a, b, c = leaves
+    want = np.where(a > 1.0, np.exp(-b), (a + b) * dtype(0.9) / (np.sqrt(c) + dtype(1e-5)))
+    want = np.abs(want) ** dtype(1.5) - np.tanh(c)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(z, want, rtol=tol, atol=tol)
+
+
+def test_lanes_leave_strided_broadcast_and_ragged_maps_to_the_scalar_kernel() -> None:
+    from burnbook.backend.taichi.settings import SETTINGS
+
+    if not SETTINGS.lanes:
+        pytest.skip("lanes are off on this arch")
+    x = RNG.standard_normal((16, 8), np.float32)
+    cases = {
+        "ragged": (RNG.standard_normal((5, 3), np.float32), RNG.standard_normal((5, 3), np.float32)),
+        "broadcast": (x, RNG.standard_normal((1, 8), np.float32)),
+    }
+    for name, (a, b) in cases.items():
+        before = F.stats()["lanes"]
+        got = F.float_into_data(F.float_mul(F.float_add_scalar(f(a), 1.0), f(b)))
+        assert F.stats()["lanes"] == before, name
+        np.testing.assert_allclose(got, (a + 1) * b, rtol=1e-6)
+    before = F.stats()["lanes"]
+    strided = F.float_permute(f(x.T.copy()), (1, 0))
+    got = F.float_into_data(F.float_exp(F.float_mul_scalar(strided, 0.5)))
+    assert F.stats()["lanes"] == before
+    np.testing.assert_allclose(got, np.exp(0.5 * x), rtol=1e-6)

@@ -60,6 +60,9 @@ def test_override_refuses_unknown_names_facts_of_the_arch_and_bad_choices() -> N
     with pytest.raises(ValueError, match="launch='quick', expected one of fast, public"):
         with SETTINGS.override(launch="quick"):
             pass
+    with pytest.raises(ValueError, match="lanes=4, expected one of 0, 8"):
+        with SETTINGS.override(lanes=4):
+            pass
 
 
 def test_environment_knobs_are_read_and_checked(monkeypatch) -> None:
@@ -89,6 +92,21 @@ def test_environment_knobs_are_read_and_checked(monkeypatch) -> None:
     monkeypatch.setenv("BURNBOOK_TAICHI_LAUNCH", "fast")
     monkeypatch.setenv("BURNBOOK_TAICHI_POOL_MB", "lots")
     with pytest.raises(ValueError, match="BURNBOOK_TAICHI_POOL_MB='lots'"):
+        s.start("cpu")
+    monkeypatch.setenv("BURNBOOK_TAICHI_POOL_MB", "8")
+    monkeypatch.setenv("BURNBOOK_TAICHI_LANES", "0")
+    s.start("cpu")
+    assert s.lanes == 0
+    monkeypatch.setenv("BURNBOOK_TAICHI_LANES", "8")
+    s.start("cpu")
+    assert s.lanes == 8
+    s.start("cuda")
+    assert s.lanes == 0
+    with pytest.raises(ValueError, match="lanes=8 needs the CPU arch"):
+        with s.override(lanes=8):
+            pass
+    monkeypatch.setenv("BURNBOOK_TAICHI_LANES", "4")
+    with pytest.raises(ValueError, match="BURNBOOK_TAICHI_LANES='4'"):
         s.start("cpu")
 
 

@@ -254,5 +254,6 @@ class Fusion(Backend, metaclass=_FusionMeta):
     @staticmethod
     def stats() -> dict:
         """Fused kernels `compiled` (generated and loaded) by this process,
-        streams `executed`, and the element-wise ops they `fused_ops`."""
+        streams `executed`, the element-wise ops they `fused_ops`, and the
+        streams that ran in SIMD `lanes` (`KernelSettings.lanes`)."""
         return dict(executor.STATS)

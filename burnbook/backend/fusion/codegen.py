@@ -8,7 +8,9 @@ the ready leaves it reads. Each node becomes one line calling the same
 result matches the unfused one. The kernel walks the output shape as the
 unfused kernels do (kernels/layout.py): the shape, strides and broadcasting
 are run-time meta data, so the signature holds only dtypes, the op sequence
-and which operand each op reads, and a training loop compiles once.
+and which operand each op reads, and a training loop compiles once. A map's
+module also defines `fused_lanes`, the same ops LANES elements at a time for
+dense operands (SIMD on the CPU arch).
 """
 
 from __future__ import annotations
@@ -77,8 +79,8 @@ def plan(order: list, leaves: list, outputs: list, reduce: tuple | None = None) 
     return p, scalars
 
 
-def _expr(code, args: tuple, slots: list, dt: np.dtype, odt: np.dtype) -> str:
-    v = [f"v{a}" for a in args]
+def _expr(code, args: tuple, slots: list, dt: np.dtype, odt: np.dtype, lane: str = "") -> str:
+    v = [f"v{a}{lane}" for a in args]
     s = [f"s{k}" for k in slots] + ["0", "0"]
     d, o = _TI_NAME[np.dtype(dt)], _TI_NAME[np.dtype(odt)]
     if isinstance(code, Map1):
@@ -158,7 +160,32 @@ def source(p: Plan) -> str:
     lines += _body(p, lambda j: "jj", " " * 16)
     lines += ["        else:", "            for jj in range(j0, j1):"]
     lines += _body(p, lambda j: f"o[{j}] + jj * st[{j}]", " " * 16)
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + ["", ""] + _lane_kernel(p)) + "\n"
+
+
+def _lane_kernel(p: Plan) -> list:
+    """`fused_lanes`: the same map over dense operands, LANES elements per
+    index, each operand a vector-typed ndarray over its flat buffer
+    (compat.LaneLauncher). Lane l of every step is the scalar step on lane
+    l, so the results are those of `fused`; on the CPU arch, where vectors
+    are not scalarised, a vector access is one SIMD load or store and LLVM
+    vectorises the lanes' math (a store through a scalar ndarray reloads
+    every pointer and keeps `fused`'s loop scalar)."""
+    def vec(dtype) -> str:
+        return f"ti.types.ndarray(dtype=ti.types.vector(LANES, {_TI_NAME[np.dtype(dtype)]}), ndim=1)"
+
+    params = [f"out{m}: {vec(t.dtype)}" for m, t in enumerate(p.outputs)]
+    params += [f"x{j}: {vec(t.dtype)}" for j, t in enumerate(p.leaves)]
+    params += ["nvec: ti.i32"] + [f"s{k}: {ty}" for k, ty in enumerate(p.scalar_types)] + ["serial: ti.template()"]
+    lane = "for lane in ti.static(range(LANES))"
+    lines = ["@ti.kernel", f"def fused_lanes({', '.join(params)}):", "    ti.loop_config(serialize=serial)",
+             "    for q in range(nvec):"]
+    lines += [f"        v{j} = x{j}[q]" for j in range(len(p.leaves))]
+    lines += [f"        v{k} = ti.Vector([{_expr(c, a, s, dt, odt, '[lane]')} {lane}])"
+              for k, c, a, s, dt, odt in p.steps]
+    lines += [f"        out{m}[q] = ti.Vector([ti.cast(v{k}[lane], {_TI_NAME[np.dtype(t.dtype)]}) {lane}])"
+              for m, (t, k) in enumerate(zip(p.outputs, p.out_values))]
+    return lines
 
 
 LANES = 8  # elements per step of a vectorisable full sum

@@ -24,12 +24,12 @@ from burnbook.kernels.reduce import Reduce
 
 from ..taichi import compat, runtime
 from ..taichi.primitive import alloc, contiguous_strides
-from ..taichi.settings import cache_root, serial
+from ..taichi.settings import SETTINGS, cache_root, serial
 from . import codegen
 from .stream import FusionTensor, graph
 
 _kernels: dict = {}  # plan signature -> (Launcher, source path)
-STATS = {"compiled": 0, "executed": 0, "fused_ops": 0}
+STATS = {"compiled": 0, "executed": 0, "fused_ops": 0, "lanes": 0}
 _MAX_DIM_OPERANDS = 10  # a dim reduction keeps each operand's stride in the meta extras (11 slots)
 
 
@@ -54,9 +54,22 @@ def kernel_for(plan: codegen.Plan) -> tuple:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
-    hit = _kernels[signature] = (compat.Launcher(module.fused), path)
+    lanes = compat.LaneLauncher(module.fused_lanes, codegen.LANES) if hasattr(module, "fused_lanes") else None
+    hit = _kernels[signature] = (compat.Launcher(module.fused), path, lanes)
     STATS["compiled"] += 1
     return hit
+
+
+def _lanes(n: int, shape: tuple, leaves: list) -> bool:
+    """Whether a map over `shape` runs as `fused_lanes`: SIMD lanes on
+    (`SETTINGS.lanes`, the CPU arch's fast launch path), whole vectors of
+    elements, and every leaf dense in row-major order from element 0 (the
+    outputs are new, hence dense). f16 keeps the scalar kernel."""
+    if not SETTINGS.lanes or n % codegen.LANES or SETTINGS.launch != "fast" or not runtime.current.simd:
+        return False
+    full = contiguous_strides(shape)
+    return all(leaf.value.shape == shape and leaf.value.offset == 0 and leaf.value.strides == full
+               and leaf.dtype != np.float16 for leaf in leaves)
 
 
 def _external(order: list, target: FusionTensor) -> list:
@@ -85,11 +98,15 @@ def run(target: FusionTensor) -> None:
     n = math.prod(shape)
     if n:
         plan, scalars = codegen.plan(order, leaves, outputs)
-        launcher, _ = kernel_for(plan)
-        meta, ntask = layout.map_meta(0, shape, _operand_views(prims, leaves, shape))
+        launcher, _, lanes = kernel_for(plan)
+        bufs = [p.buf for p in prims] + [leaf.value.buf for leaf in leaves]
         ser = serial(n)
-        launcher(*[p.buf for p in prims], *[leaf.value.buf for leaf in leaves], meta, ntask,
-                 layout.loop_shift(ntask, ser), *scalars, ser)
+        if lanes is not None and _lanes(n, shape, leaves) and all(u.dtype != np.float16 for u in outputs):
+            lanes(*bufs, n // codegen.LANES, *scalars, ser)
+            STATS["lanes"] += 1
+        else:
+            meta, ntask = layout.map_meta(0, shape, _operand_views(prims, leaves, shape))
+            launcher(*bufs, meta, ntask, layout.loop_shift(ntask, ser), *scalars, ser)
         STATS["executed"] += 1
         STATS["fused_ops"] += len(order)
     for u, p in zip(outputs, prims):
@@ -138,7 +155,7 @@ def run_reduce(source: FusionTensor, op: Reduce, dim: int | None, mean: bool = F
     acc = rt.accumulator[source.dtype]
     acc_name = "ti.f64" if acc is rt.ti_dtype[np.dtype(np.float64)] else "ti.f32"
     plan, scalars = codegen.plan(order, leaves, outputs, (op, "all" if dim is None else "dim", acc_name))
-    launcher, _ = kernel_for(plan)
+    launcher, _, _ = kernel_for(plan)
     scale = 1.0 / count if mean else 1.0
     extra = [alloc(u.shape, u.dtype, u.device) for u in outputs[1:]]
     leaf_bufs = [leaf.value.buf for leaf in leaves]

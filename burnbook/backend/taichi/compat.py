@@ -218,6 +218,13 @@ class Launcher:
         # into C++. External (NumPy) arrays must be 1-D: their dtype alone keys them.
         return tuple([id(args[i].dtype) for i in self._nd] + [id(args[i]) for i in self._tmpl])
 
+    def _compiled(self, args: tuple) -> tuple:
+        """(kernel, compiled kernel, program) of the instance `args` select."""
+        prim = self.kernel._primal
+        t_kernel = prim.compiled_kernels[prim.ensure_compiled(*args)]
+        prog = program()
+        return t_kernel, prog.compile_kernel(prog.config(), prog.get_device_caps(), t_kernel), prog
+
     def __call__(self, *args: Any) -> Any:
         _stats["launches"] += 1
         key = self._key(args)
@@ -230,11 +237,7 @@ class Launcher:
                 return self.kernel(*args)
             # Taichi's own call: compiles (or loads from the offline cache) and launches.
             ret = self.kernel(*args)
-            prim = self.kernel._primal
-            t_kernel = prim.compiled_kernels[prim.ensure_compiled(*args)]
-            prog = program()
-            compiled = prog.compile_kernel(prog.config(), prog.get_device_caps(), t_kernel)
-            self._cache[key] = (t_kernel, compiled, prog)
+            self._cache[key] = self._compiled(args)
             return ret
         if SETTINGS.launch == "public":
             return self.kernel(*args)
@@ -261,3 +264,26 @@ class Launcher:
 
 __all__ = ["Buffer", "Launcher", "MAX_ELEMENTS", "buffer", "compiled_with", "config", "host_array", "host_writable",
            "is_real", "program", "running_arch", "stats", "write_host"]
+
+
+class LaneLauncher(Launcher):
+    """Launches a kernel whose ndarray parameters hold vectors of `lanes`
+    elements with flat buffers of the element dtype: index q of such a
+    parameter is elements [q * lanes, (q + 1) * lanes) of the buffer. The
+    kernel is compiled against vector-typed stand-ins; a flat buffer then
+    goes in its place, since a launch passes only the data pointer (and a
+    shape the kernel never reads). Fast launch path only."""
+
+    def __init__(self, kernel: Any, lanes: int) -> None:
+        super().__init__(kernel)
+        self.lanes = lanes
+
+    def __call__(self, *args: Any) -> Any:
+        key = self._key(args)
+        if self._cache.get(key) is None:
+            _stats["instances"] += 1
+            stand_ins = list(args)
+            for i in self._nd:
+                stand_ins[i] = ti.ndarray(ti.types.vector(self.lanes, args[i].dtype), (1,))
+            self._cache[key] = self._compiled(tuple(stand_ins))
+        return super().__call__(*args)

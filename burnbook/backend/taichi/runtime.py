@@ -43,9 +43,19 @@ class TaichiRuntime:
         f32_acc = ti.f32 if self.spirv else ti.f64
         self.accumulator = {F32: f32_acc, F16: f32_acc, F64: ti.f64, I64: ti.i64, BOOL: ti.i64}
         self.has_f64 = device.kind != "metal" and (device.kind != "vulkan" or kernels.data.f64_works())
+        # Vector-typed ndarray accesses are SIMD only where vectors stay LLVM
+        # vectors (`_init` on the CPU; a runtime the user started may differ).
+        self.simd = device.kind == "cpu" and not impl_cfg().real_matrix_scalarize
 
     def __repr__(self) -> str:
         return f"TaichiRuntime({self.device!r}, launch={self.settings.launch})"
+
+
+def impl_cfg() -> Any:
+    """The running Taichi program's compile config."""
+    from taichi.lang import impl
+
+    return impl.current_cfg()
 
 
 current: "TaichiRuntime | None" = None
@@ -93,7 +103,10 @@ def _init(ti: Any, device: TaichiDevice, probing: bool) -> bool:
         with contextlib.redirect_stdout(io.StringIO()):  # ti.init prints "Starting on arch"
             quiet = {} if "TI_LOG_LEVEL" in os.environ and not probing else {
                 "log_level": ti.ERROR if probing else ti.WARN}  # Taichi warns when both are set
-            ti.init(arch=arch, offline_cache=True, fast_math=False, enable_fallback=False, **quiet)
+            # On the CPU, vectors stay LLVM vectors (not scalarised) so that a
+            # vector-typed ndarray access is one SIMD load or store.
+            simd = {"real_matrix_scalarize": False} if device.kind == "cpu" else {}
+            ti.init(arch=arch, offline_cache=True, fast_math=False, enable_fallback=False, **quiet, **simd)
     except Exception as e:  # noqa: BLE001 - any failure means this arch cannot run here
         ti.reset()
         if probing:
