@@ -11,7 +11,11 @@ always run the Taichi kernel; `BURNBOOK_TAICHI_MATMUL=kernel` forces it on
 the CPU too.
 """
 
+import concurrent.futures
 import contextlib
+import functools
+import math
+import os
 
 import numpy as np
 import taichi as ti
@@ -76,6 +80,43 @@ def _one_blas_thread(active: bool):
             found[1](before)
 
 
+SPLIT_GEMM = 1 << 23  # m*n*k (summed over the batch) from which two threads share a product
+
+
+@functools.cache
+def _pool() -> concurrent.futures.ThreadPoolExecutor:
+    """The second thread of split products (a forked child makes its own:
+    the parent's thread does not exist there)."""
+    return concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="burnbook-matmul")
+
+
+os.register_at_fork(after_in_child=_pool.cache_clear)
+
+
+def _halves(oshape: tuple, lshape: tuple, rshape: tuple) -> tuple | None:
+    """Index tuples splitting a product in two halves along its first batch
+    dim (rows where it has none), or None where it stays whole: too small,
+    or BLAS limited to one thread (then this process asked for one thread).
+    Two BLAS calls on two Python threads, each on one BLAS thread, use both
+    cores without OpenBLAS's own workers, which spin on a core after each
+    call (see `run`); each output element is still one dot product, so the
+    result is the same."""
+    found = openblas_threads()
+    if found is None or int(found[0]()) < 2 or math.prod(oshape) * lshape[-1] < SPLIT_GEMM:
+        return None
+    whole = slice(None)
+    if len(oshape) > 2 and oshape[0] > 1:
+        cut = oshape[0] // 2
+        # (lhs, rhs, out) indices; an operand broadcast along the batch dim is read whole.
+        return tuple(tuple(h if shape[0] > 1 else whole for shape in (lshape, rshape)) + (h,)
+                     for h in (slice(0, cut), slice(cut, None)))
+    if oshape[-2] < 2:
+        return None
+    cut = oshape[-2] // 2
+    top, bottom = (Ellipsis, slice(0, cut), whole), (Ellipsis, slice(cut, None), whole)
+    return (top, (Ellipsis,), top), (bottom, (Ellipsis,), bottom)
+
+
 def _np_view(view: tuple, shape: tuple, np_dtype) -> np.ndarray:
     buf, strides, offset = view
     return host_view(buf, np_dtype, shape, strides, offset)
@@ -93,11 +134,25 @@ def run(out, lhs: tuple, rhs: tuple, lshape: tuple, rshape: tuple, oshape: tuple
         # spin on a core that Taichi's next parallel kernel needs. Measured on
         # the busy 2-core box, guide CNN step: a conv's 64 GEMMs took 1.3 s on
         # 2 threads (each hand-off can wait a scheduler tick), 8 ms on one.
-        with _one_blas_thread(oshape[-2] * oshape[-1] * lshape[-1] < SMALL_GEMM):
-            if SETTINGS.launch == "public":
+        # From SPLIT_GEMM on, two halves run on two Python threads instead
+        # (`_halves`): one hand-off per product, no spinning workers after it
+        # (the guide CNN step's products: 8.0 -> 5.6 ms a step).
+        small = oshape[-2] * oshape[-1] * lshape[-1] < SMALL_GEMM
+        if SETTINGS.launch == "public":
+            with _one_blas_thread(small):
                 write_host(out, np.matmul(a, b))
-            else:
-                np.matmul(a, b, out=host_array(out, np_dtype).reshape(oshape))
+            return
+        o = host_array(out, np_dtype).reshape(oshape)
+        halves = _halves(oshape, lshape, rshape) if small else None
+        if halves is None:
+            with _one_blas_thread(small):
+                np.matmul(a, b, out=o)
+            return
+        (sa, sb, so), rest = halves
+        with _one_blas_thread(True):
+            pending = _pool().submit(np.matmul, a[sa], b[sb], out=o[so])
+            np.matmul(a[rest[0]], b[rest[1]], out=o[rest[2]])
+            pending.result()
         return
     batch = oshape[:-2]
     M, N, K = oshape[-2], oshape[-1], lshape[-1]

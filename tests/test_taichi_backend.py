@@ -372,6 +372,39 @@ def test_matmul_kernel_selection_and_the_taichi_kernel() -> None:
               pair(rand_float((4, 2), False).astype(np.float64)), rtol=1e-12)
 
 
+@pytest.mark.parametrize("ls, rs", [((6, 1, 5, 7), (1, 1, 7, 9)), ((1, 6, 5, 7), (6, 1, 7, 9)),
+                                    ((9, 33), (33, 17)), ((2, 9, 33), (1, 33, 17)), ((1, 1, 4), (1, 4, 3))])
+def test_a_product_split_over_two_threads_equals_the_whole(monkeypatch, ls, rs) -> None:
+    """With BLAS on 2 threads, a product from `SPLIT_GEMM` on runs as two
+    halves (batch, else rows) on two Python threads: the same values as one
+    call, broadcast batch dims included; with BLAS on one thread it stays whole."""
+    from burnbook._blas import openblas_threads
+    from burnbook.kernels import matmul as mm
+
+    found = openblas_threads()
+    if found is None:
+        pytest.skip("NumPy's BLAS is not OpenBLAS: no thread count to read")
+    a, b = rand_float(ls, False), rand_float(rs, False)
+    want = np.matmul(a, b)
+    calls = []
+    submit = mm._pool().submit
+    monkeypatch.setattr(mm, "SPLIT_GEMM", 0)
+    monkeypatch.setattr(mm._pool(), "submit", lambda *args, **kw: calls.append(1) or submit(*args, **kw))
+    before = int(found[0]())
+    try:
+        found[1](2)
+        got = T.float_into_data(T.float_matmul(t(a), t(b)))
+        split = len(calls)
+        found[1](1)
+        whole = T.float_into_data(T.float_matmul(t(a), t(b)))
+    finally:
+        found[1](before)
+    rows = want.shape[-2]
+    assert split == (0 if rows < 2 and math.prod(want.shape[:-2]) < 2 else 1) and len(calls) == split
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(whole, got, rtol=1e-6, atol=1e-7)
+
+
 def test_buffer_pool_reuses_freed_buffers() -> None:
     a = t(np.ones(1000, np.float32))
     b = T.float_add(a, a)
