@@ -11,16 +11,14 @@ always run the Taichi kernel; `BURNBOOK_TAICHI_MATMUL=kernel` forces it on
 the CPU too.
 """
 
-import concurrent.futures
 import contextlib
-import functools
 import math
-import os
 
 import numpy as np
 import taichi as ti
 
 from burnbook._blas import openblas_threads
+from burnbook._pool import both
 from burnbook.backend.taichi.compat import Launcher, host_array, host_view, write_host
 from burnbook.backend.taichi.settings import SETTINGS, serial
 from .layout import E0, contiguous_strides, rows_meta, row_offsets, loop_shift
@@ -83,16 +81,6 @@ def _one_blas_thread(active: bool):
 SPLIT_GEMM = 1 << 23  # m*n*k (summed over the batch) from which two threads share a product
 
 
-@functools.cache
-def _pool() -> concurrent.futures.ThreadPoolExecutor:
-    """The second thread of split products (a forked child makes its own:
-    the parent's thread does not exist there)."""
-    return concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="burnbook-matmul")
-
-
-os.register_at_fork(after_in_child=_pool.cache_clear)
-
-
 def _halves(oshape: tuple, lshape: tuple, rshape: tuple) -> tuple | None:
     """Index tuples splitting a product in two halves along its first batch
     dim (rows where it has none), or None where it stays whole: too small,
@@ -148,11 +136,9 @@ def run(out, lhs: tuple, rhs: tuple, lshape: tuple, rshape: tuple, oshape: tuple
             with _one_blas_thread(small):
                 np.matmul(a, b, out=o)
             return
-        (sa, sb, so), rest = halves
+        (la, lb, lo), (ha, hb, ho) = halves
         with _one_blas_thread(True):
-            pending = _pool().submit(np.matmul, a[sa], b[sb], out=o[so])
-            np.matmul(a[rest[0]], b[rest[1]], out=o[rest[2]])
-            pending.result()
+            both(lambda: np.matmul(a[la], b[lb], out=o[lo]), lambda: np.matmul(a[ha], b[hb], out=o[ho]))
         return
     batch = oshape[:-2]
     M, N, K = oshape[-2], oshape[-1], lshape[-1]

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from burnbook._draws import uniform_halves
+
 from ..base import Backend, share_layout_ops
 from . import runtime
 from .compat import host_array, host_writable
@@ -60,8 +62,8 @@ class Taichi(TaichiModuleOps, FloatOps, IntOps, BoolOps, Backend):
             # written as 0/1 straight into device memory (no float64 mask,
             # no casts, no upload).
             out = alloc(tuple(shape), dtype, device)
-            np.less(cls._rng.random(size=tuple(shape)), distribution.a,
-                    out=host_array(out.buf, dtype).reshape(tuple(shape)))
+            mask = host_array(out.buf, dtype)
+            uniform_halves(cls._rng, mask.size, lambda u, part: np.less(u, distribution.a, out=mask[part]))
             return out
         return from_data(distribution.sample(cls._rng, tuple(shape), dtype), device, dtype)
 
