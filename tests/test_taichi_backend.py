@@ -407,10 +407,34 @@ def test_a_product_split_over_two_threads_equals_the_whole(monkeypatch, ls, rs) 
 
 def test_buffer_pool_reuses_freed_buffers() -> None:
     a = t(np.ones(1000, np.float32))
+    T.float_add(a, a)  # the compiling call: Taichi keeps its arguments, which would hold b
     b = T.float_add(a, a)
     arr = b.buf.arr
     del b
     assert T.float_add(a, a).buf.arr is arr
+
+
+def test_a_full_pool_gives_way_to_the_sizes_freed_last() -> None:
+    """Buffers freed long ago are dropped to keep the ones a loop frees and
+    takes back every step: earlier large tensors do not hold the budget."""
+    from burnbook.backend.taichi import compat
+
+    t([0.0])
+    with tb.SETTINGS.override(pool_mb=1.0):  # room for two 512 KiB buffers
+        first, second = (t(np.full(2**17, k, np.float32)) for k in range(2))  # 512 KiB each
+        old_arrs = [first.buf.arr, second.buf.arr]
+        del first
+        del second  # the pool is now full of these, `first`'s freed first
+        a = t(np.ones(1000, np.float32))
+        T.float_add(a, a)  # compiled (see test_buffer_pool_reuses_freed_buffers)
+        b = T.float_add(a, a)
+        arr = b.buf.arr
+        del b
+        assert T.float_add(a, a).buf.arr is arr  # pooled, though old buffers filled the budget
+        assert compat._pool_state["bytes"] <= 2**20
+        pooled = [x for free in compat._pool.values() for x in free]
+        assert not any(x is old_arrs[0] for x in pooled)  # the least recently freed went
+        assert any(x is old_arrs[1] for x in pooled)  # and only as much as needed
 
 
 # -- GPU (skipped where Taichi finds no CUDA, Vulkan or Metal) -------------------------------

@@ -43,7 +43,7 @@ from .settings import SETTINGS
 MAX_ELEMENTS = 2**31 - 1
 
 _stats = {"instances": 0, "launches": 0}
-_pool: dict = {}  # (id of dtype, n) -> freed raw ndarrays of the current program
+_pool: dict = {}  # (id of dtype, n) -> freed raw ndarrays of the current program, least recently freed first
 _pool_state = {"bytes": 0, "prog": None}
 
 
@@ -129,11 +129,27 @@ class Buffer(ScalarNdarray):
         if prog is None or prog is not getattr(self, "_prog", None):
             return  # its program is gone, and its memory with it
         nbytes = self.shape[0] * self.arr.element_size()
-        if _pool_state["bytes"] + nbytes <= SETTINGS.pool_mb * 2**20:
-            _pool_of(prog).setdefault((id(self.dtype), self.shape[0]), []).append(self.arr)
-            _pool_state["bytes"] += nbytes
-        else:
+        budget = SETTINGS.pool_mb * 2**20
+        if nbytes > budget:
             prog.delete_ndarray(self.arr)
+            return
+        pool = _pool_of(prog)
+        # Least recently freed sizes go first: a size still in use comes back
+        # every step, while one from earlier work (a large tensor of another
+        # model) would otherwise hold the budget and leave every later buffer
+        # to a fresh allocation.
+        while pool and _pool_state["bytes"] + nbytes > budget:
+            old = next(iter(pool))
+            if pool[old]:
+                _pool_state["bytes"] -= old[1] * pool[old][0].element_size()
+                prog.delete_ndarray(pool[old].pop(0))
+            if not pool[old]:
+                del pool[old]
+        key = (id(self.dtype), self.shape[0])
+        free = pool.pop(key, [])
+        free.append(self.arr)
+        pool[key] = free  # now the most recently freed size
+        _pool_state["bytes"] += nbytes
 
     def __repr__(self) -> str:
         return f"Buffer({self.dtype}, {self.shape[0]})"
