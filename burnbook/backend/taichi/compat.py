@@ -34,6 +34,7 @@ from taichi.lang import impl
 from taichi.lang._ndarray import Ndarray, ScalarNdarray
 from taichi.lang.enums import Layout
 from taichi.lang.kernel_impl import template
+from taichi.lang.matrix import VectorType
 from taichi.types import ndarray_type, primitive_types
 from taichi.types.utils import is_real  # noqa: F401  - used by kernels in ti.static
 
@@ -283,8 +284,8 @@ __all__ = ["Buffer", "Launcher", "MAX_ELEMENTS", "buffer", "compiled_with", "con
 
 
 class LaneLauncher(Launcher):
-    """Launches a kernel whose ndarray parameters hold vectors of `lanes`
-    elements with flat buffers of the element dtype: index q of such a
+    """Launches a kernel whose vector-typed ndarray parameters hold vectors of
+    `lanes` elements with flat buffers of the element dtype: index q of such a
     parameter is elements [q * lanes, (q + 1) * lanes) of the buffer. The
     kernel is compiled against vector-typed stand-ins; a flat buffer then
     goes in its place, since a launch passes only the data pointer (and a
@@ -293,13 +294,15 @@ class LaneLauncher(Launcher):
     def __init__(self, kernel: Any, lanes: int) -> None:
         super().__init__(kernel)
         self.lanes = lanes
+        arguments = kernel._primal.arguments
+        self._vectors = tuple(i for i in self._nd if isinstance(arguments[i].annotation.dtype, VectorType))
 
     def __call__(self, *args: Any) -> Any:
         key = self._key(args)
         if self._cache.get(key) is None:
             _stats["instances"] += 1
             stand_ins = list(args)
-            for i in self._nd:
+            for i in self._vectors:  # the scalar ndarrays (a reduction's partials) stay as they are
                 stand_ins[i] = ti.ndarray(ti.types.vector(self.lanes, args[i].dtype), (1,))
             self._cache[key] = self._compiled(tuple(stand_ins))
         return super().__call__(*args)
