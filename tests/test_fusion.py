@@ -309,3 +309,31 @@ def test_lanes_leave_strided_broadcast_and_ragged_maps_to_the_scalar_kernel() ->
     got = F.float_into_data(F.float_exp(F.float_mul_scalar(strided, 0.5)))
     assert F.stats()["lanes"] == before
     np.testing.assert_allclose(got, np.exp(0.5 * x), rtol=1e-6)
+
+
+@pytest.mark.parametrize("n", [8, 4096, 4096 * 3 + 8 * 5])
+def test_a_dense_sum_in_lanes_equals_the_scalar_kernels(n: int) -> None:
+    """A full f64-accumulated sum over dense operands runs as `fused_lanes`,
+    each task folding its block into 8 lane sums in the scalar loop's order:
+    the same bits as with lanes off, and NumPy's sum to rounding."""
+    from burnbook.backend.taichi.settings import SETTINGS
+
+    if not SETTINGS.lanes:
+        pytest.skip("lanes are off on this arch")
+    rng = np.random.default_rng(n)
+    xs, ys = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+
+    def total():
+        x, y = f(xs), f(ys)
+        z = F.float_clamp(F.float_sub(F.float_mul(F.float_exp(F.float_neg(F.float_add_scalar(F.float_mul(x, y), 1.0))),
+                                                  x), F.float_mul_scalar(y, 0.5)), 0.0, 1e30)
+        return F.float_into_data(F.float_sum(F.float_add(F.float_mul(z, z), x)))
+
+    before = F.stats()["lanes"]
+    got = total()
+    assert F.stats()["lanes"] == before + 1
+    with SETTINGS.override(lanes=0):
+        scalar = total()
+    np.testing.assert_array_equal(got, scalar)
+    z = np.maximum(np.exp(-(xs * ys + 1)) * xs - 0.5 * ys, 0)
+    np.testing.assert_allclose(got, (z.astype(np.float64) ** 2 + xs).sum(), rtol=1e-6)

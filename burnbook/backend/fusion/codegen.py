@@ -155,12 +155,51 @@ def source(p: Plan) -> str:
         f"        st = inner_strides(meta, {nops})",
     ]
     if p.reduce is not None:
-        return "\n".join(head + walk + _all_loop(p, nops)) + "\n"
+        lines = head + walk + _all_loop(p, nops)
+        if p.reduce[0] is Reduce.SUM and p.reduce[2] == "ti.f64" and len(p.outputs) == 1:
+            lines += ["", ""] + _lane_sum_kernel(p)
+        return "\n".join(lines) + "\n"
     lines = head + walk + [f"        if {_dense(range(nops))}:", "            for jj in range(j0, j1):"]
     lines += _body(p, lambda j: "jj", " " * 16)
     lines += ["        else:", "            for jj in range(j0, j1):"]
     lines += _body(p, lambda j: f"o[{j}] + jj * st[{j}]", " " * 16)
     return "\n".join(lines + ["", ""] + _lane_kernel(p)) + "\n"
+
+
+def _vec_param(dtype) -> str:
+    return f"ti.types.ndarray(dtype=ti.types.vector(LANES, {_TI_NAME[np.dtype(dtype)]}), ndim=1)"
+
+
+def _lane_steps(p: Plan) -> list:
+    """The loads of the vector index q and the steps, lane by lane."""
+    lane = "for lane in ti.static(range(LANES))"
+    lines = [f"v{j} = x{j}[q]" for j in range(len(p.leaves))]
+    return lines + [f"v{k} = ti.Vector([{_expr(c, a, s, dt, odt, '[lane]')} {lane}])"
+                    for k, c, a, s, dt, odt in p.steps]
+
+
+def _lane_sum_kernel(p: Plan) -> list:
+    """`fused_lanes` of a full f64 sum over dense operands: task t folds
+    vectors [t * per, (t + 1) * per) into LANES running sums, lane l taking
+    the elements l, l + LANES, ..., and writes their total to out0[t] (a
+    partial). Those are `fused`'s dense loop's sums in the same order, so the
+    same bits; the vector-typed loads make the math SIMD (see `_lane_kernel`)."""
+    params = ["out0: ti.types.ndarray()"] + [f"x{j}: {_vec_param(t.dtype)}" for j, t in enumerate(p.leaves)]
+    params += ["per: ti.i32", "nvec: ti.i32", "ntask: ti.i32", "tshift: ti.i32"]
+    params += [f"s{k}: {ty}" for k, ty in enumerate(p.scalar_types)] + ["serial: ti.template()"]
+    lines = ["@ti.kernel", f"def fused_lanes({', '.join(params)}):", "    ti.loop_config(serialize=serial)",
+             "    for u in range(ntask << tshift):", "        if u & ((1 << tshift) - 1) != 0:",
+             "            continue", "        t = u >> tshift",
+             "        lanes = ti.Vector([0.0] * LANES, ti.f64)",
+             "        for q in range(t * per, ti.min(t * per + per, nvec)):"]
+    lines += [" " * 12 + line for line in _lane_steps(p)]
+    lines += [f"            lanes += ti.Vector([ti.cast(v{p.out_values[0]}[lane], ti.f64) "
+              "for lane in ti.static(range(LANES))])",
+              "        acc = ti.cast(0, ti.f64)",
+              "        for lane in ti.static(range(LANES)):",
+              "            acc += lanes[lane]",
+              "        out0[t] = acc"]
+    return lines
 
 
 def _lane_kernel(p: Plan) -> list:
@@ -171,18 +210,13 @@ def _lane_kernel(p: Plan) -> list:
     are not scalarised, a vector access is one SIMD load or store and LLVM
     vectorises the lanes' math (a store through a scalar ndarray reloads
     every pointer and keeps `fused`'s loop scalar)."""
-    def vec(dtype) -> str:
-        return f"ti.types.ndarray(dtype=ti.types.vector(LANES, {_TI_NAME[np.dtype(dtype)]}), ndim=1)"
-
-    params = [f"out{m}: {vec(t.dtype)}" for m, t in enumerate(p.outputs)]
-    params += [f"x{j}: {vec(t.dtype)}" for j, t in enumerate(p.leaves)]
+    params = [f"out{m}: {_vec_param(t.dtype)}" for m, t in enumerate(p.outputs)]
+    params += [f"x{j}: {_vec_param(t.dtype)}" for j, t in enumerate(p.leaves)]
     params += ["nvec: ti.i32"] + [f"s{k}: {ty}" for k, ty in enumerate(p.scalar_types)] + ["serial: ti.template()"]
     lane = "for lane in ti.static(range(LANES))"
     lines = ["@ti.kernel", f"def fused_lanes({', '.join(params)}):", "    ti.loop_config(serialize=serial)",
              "    for q in range(nvec):"]
-    lines += [f"        v{j} = x{j}[q]" for j in range(len(p.leaves))]
-    lines += [f"        v{k} = ti.Vector([{_expr(c, a, s, dt, odt, '[lane]')} {lane}])"
-              for k, c, a, s, dt, odt in p.steps]
+    lines += [" " * 8 + line for line in _lane_steps(p)]
     lines += [f"        out{m}[q] = ti.Vector([ti.cast(v{k}[lane], {_TI_NAME[np.dtype(t.dtype)]}) {lane}])"
               for m, (t, k) in enumerate(zip(p.outputs, p.out_values))]
     return lines

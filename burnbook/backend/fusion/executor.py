@@ -113,6 +113,11 @@ def run(target: FusionTensor) -> None:
         u.value, u.node = p, None
 
 
+def _block(shape: tuple) -> int:
+    """Elements per task of map_meta's walk of a dense `shape` (one run)."""
+    return max(1, min(math.prod(shape), SETTINGS.block))
+
+
 def _spare(order: list, external: list) -> list:
     """Mark the `external` intermediates that may stay lazy as spared; return
     the rest, which must be written."""
@@ -155,7 +160,7 @@ def run_reduce(source: FusionTensor, op: Reduce, dim: int | None, mean: bool = F
     acc = rt.accumulator[source.dtype]
     acc_name = "ti.f64" if acc is rt.ti_dtype[np.dtype(np.float64)] else "ti.f32"
     plan, scalars = codegen.plan(order, leaves, outputs, (op, "all" if dim is None else "dim", acc_name))
-    launcher, _, _ = kernel_for(plan)
+    launcher, _, lanes = kernel_for(plan)
     scale = 1.0 / count if mean else 1.0
     extra = [alloc(u.shape, u.dtype, u.device) for u in outputs[1:]]
     leaf_bufs = [leaf.value.buf for leaf in leaves]
@@ -165,8 +170,13 @@ def run_reduce(source: FusionTensor, op: Reduce, dim: int | None, mean: bool = F
         meta, ntask = layout.map_meta(0, shape, views)
         partial = compat.buffer(acc, ntask)
         ser = serial(count)
-        launcher(partial, *[p.buf for p in extra], *leaf_bufs, meta, ntask, layout.loop_shift(ntask, ser), *scalars,
-                 1.0, ser)
+        if lanes is not None and not extra and _lanes(count, shape, leaves):
+            lanes(partial, *leaf_bufs, _block(shape) // codegen.LANES, count // codegen.LANES, ntask,
+                  layout.loop_shift(ntask, ser), *scalars, ser)
+            STATS["lanes"] += 1
+        else:
+            launcher(partial, *[p.buf for p in extra], *leaf_bufs, meta, ntask, layout.loop_shift(ntask, ser),
+                     *scalars, 1.0, ser)
         reduce_kernel.run(op, (partial, (1,), 0), (ntask,), 0, result.buf, acc, scale)
     else:
         kept = shape[:dim] + (1,) + shape[dim + 1:]
