@@ -32,12 +32,14 @@ views of the device buffers, which NumPy walks with vector loads and
 stores. They add in the kernels' order, so they give the same results.
 """
 
+import os
 from enum import IntEnum
 
 import numpy as np
 import taichi as ti
 from taichi.lang.util import to_numpy_type
 
+from burnbook._pool import both
 from burnbook.backend.ndarray_module import _pad
 from burnbook.backend.taichi.compat import Launcher, host_view, host_writable
 from burnbook.backend.taichi.settings import SETTINGS, serial
@@ -339,6 +341,22 @@ def on_host() -> bool:
     return SETTINGS.columns == "host" and host_writable()
 
 
+HALVES_FROM = 1 << 18
+"""Host column copies and adds over this many elements run as two halves of
+the batch on two threads (`_by_images`)."""
+
+
+def _by_images(work, n: int, size: int) -> None:
+    """`work(images)` over the batch: as two halves at once on two threads
+    (NumPy's copies and adds release the GIL) from HALVES_FROM elements, else
+    whole. Each image's values are written by the same operations in the same
+    order either way."""
+    if n < 2 or size < HALVES_FROM or (os.cpu_count() or 1) < 2:
+        work(slice(None))
+        return
+    both(lambda: work(slice(0, n // 2)), lambda: work(slice(n // 2, None)))
+
+
 def _host(buf, shape: tuple, strides: tuple, offset: int = 0, write: bool = False) -> np.ndarray:
     """A NumPy view (element `strides`) of the CPU arch's device buffer `buf`, in its dtype."""
     return host_view(buf, np.dtype(to_numpy_type(buf.dtype)), shape, strides, offset, write)
@@ -362,9 +380,13 @@ def _im2col_host(cols, x: tuple, dims: tuple, window: tuple, image_stride: int, 
     out = _host(cols, (n, g, cg, kh, kw, ho, wo),
                 (image_stride, group, taps * row_stride, kw * row_stride, row_stride, wo, 1), write=True)
     xg = xp.reshape(n, g, cg, hp, wp)
-    for i in range(kh):
-        for j in range(kw):
-            out[:, :, :, i, j] = _taps_from(xg, i, j, window, ho, wo)
+
+    def copy(images: slice) -> None:
+        for i in range(kh):
+            for j in range(kw):
+                out[images, :, :, i, j] = _taps_from(xg[images], i, j, window, ho, wo)
+
+    _by_images(copy, n, out.size)
     if ones_every:
         _host(cols, (n, g, ho * wo), (image_stride, group, 1), cg * taps * row_stride, write=True)[...] = 1
 
@@ -440,16 +462,21 @@ def col2im_host(out, cols, bias, dims: tuple, window: tuple, rows: bool = False)
         run = h * wf
         planes = _host(cols, (n, c, kh, kw, run), (c * kh * kw * run, kh * kw * run, kw * run, run, 1))
         flat = full.reshape(n, c, hf * wf)
-        for i in range(kh):
-            for j in range(kw):
-                off = i * dh * wf + j * dw
-                end = min(run, hf * wf - off)   # the last row's final j*dw columns pass the grid: zeros
-                flat[..., off : off + end] += planes[:, :, i, j, :end]
+
+        def add(images: slice) -> None:
+            for i in range(kh):
+                for j in range(kw):
+                    off = i * dh * wf + j * dw
+                    end = min(run, hf * wf - off)   # the last row's final j*dw columns pass the grid: zeros
+                    flat[images, :, off : off + end] += planes[images, :, i, j, :end]
     else:
         planes = _host(cols, (n, c, kh, kw, h, w), (c * kh * kw * h * w, kh * kw * h * w, kw * h * w, h * w, w, 1))
-        for i in range(kh):
-            for j in range(kw):
-                _taps_from(full, i, j, window, h, w)[...] += planes[:, :, i, j]
+
+        def add(images: slice) -> None:
+            for i in range(kh):
+                for j in range(kw):
+                    _taps_from(full[images], i, j, window, h, w)[...] += planes[images, :, i, j]
+    _by_images(add, n, planes.size)
     if full is not dst:
         dst[...] = full[:, :, ph : ph + ho, pw : pw + wo]
 

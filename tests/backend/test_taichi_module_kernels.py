@@ -241,6 +241,50 @@ def test_host_im2col_matches_the_kernel(T, ones):
         np.testing.assert_array_equal(got["host"][:, :, -1], 1.0)
 
 
+def test_host_columns_in_two_halves_of_the_batch_equal_one_pass(T, monkeypatch):
+    """Past `HALVES_FROM` elements the host im2col and col2im run the two
+    halves of the batch on two threads: the same values, for an odd batch
+    too, through the strided and the row (unit stride) col2im."""
+    from burnbook.backend.taichi import primitive
+    from burnbook.kernels import conv
+
+    _columns_or_skip(T, "host")
+    dev = T.default_device()
+    n, c, h, w = 5, 3, 6, 7
+    rng = np.random.default_rng(9)
+    x = T.float_from_data(rng.standard_normal((n, c, h, w)).astype(np.float32), dev)
+    b = T.float_from_data(rng.standard_normal(c).astype(np.float32), dev)
+    got = {}
+    for halves in (False, True):
+        monkeypatch.setattr(conv, "HALVES_FROM", 0 if halves else 1 << 62)
+        for window in ((3, 2, 1, 1, 1, 0, 1, 1), (3, 3, 2, 1, 1, 1, 2, 1)):
+            kh, kw, sh, sw, ph, pw, dh, dw = window
+            ho, wo = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1, (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+            length = ho * wo
+            cols = primitive.full((n * c * kh * kw * length,), 7.0, np.dtype(np.float32), dev)
+            conv.im2col(cols.buf, x.view(), (n, c, h, w, ho, wo), window, c * kh * kw * length, length)
+            got[halves, window, "im2col"] = T.float_into_data(cols)
+            # col2im of tap planes as wide as the input (a transposed conv of x's size)
+            planes = T.float_from_data(rng.standard_normal((n, c, kh, kw, h, w)).astype(np.float32), dev) \
+                if not halves else got[False, window, "planes"]
+            got[halves, window, "planes"] = planes
+            ho2, wo2 = (h - 1) * sh - 2 * ph + dh * (kh - 1) + 1, (w - 1) * sw - 2 * pw + dw * (kw - 1) + 1
+            out = primitive.alloc((n, c, ho2, wo2), np.dtype(np.float32), dev)
+            conv.col2im_host(out.buf, planes.buf, b.buf, (n, c, h, w, ho2, wo2), window)
+            got[halves, window, "col2im"] = T.float_into_data(out)
+            if (sh, sw) == (1, 1):
+                wf = conv.grid((n, c, h, w, ho2, wo2), window)[1]
+                wide = np.zeros((n, c, kh, kw, h, wf), np.float32)
+                wide[..., :w] = T.float_into_data(planes)
+                out = primitive.alloc((n, c, ho2, wo2), np.dtype(np.float32), dev)
+                conv.col2im_host(out.buf, T.float_from_data(wide, dev).buf, b.buf, (n, c, h, w, ho2, wo2), window,
+                                 rows=True)
+                got[halves, window, "rows"] = T.float_into_data(out)
+                np.testing.assert_array_equal(got[halves, window, "rows"], got[halves, window, "col2im"])
+    for key in [k for k in got if k[0] and k[2] != "planes"]:
+        np.testing.assert_array_equal(got[key], got[(False,) + key[1:]])
+
+
 def test_col2im_variant_choice():
     from burnbook.backend.taichi import SETTINGS
     from burnbook.kernels import conv
