@@ -143,7 +143,8 @@ def run_reduce(source: FusionTensor, op: Reduce, dim: int | None, mean: bool = F
     Only the reduction is written, as a rule. `source` and the intermediates
     that something still references stay lazy and are computed when read, as
     XLA duplicates cheap producers: on the CPU arch a Taichi loop that stores
-    is not vectorised (ndarray pointers are reloaded after every store), so
+    through a scalar ndarray is not vectorised (ndarray pointers are reloaded
+    after every store; only `fused_lanes` stores whole vectors), so
     one extra output costs more than computing it again on a later read. An
     intermediate is spared once: one whose graph holds a spared node (a
     parameter updated lazily step after step) is written, so no lazy chain
