@@ -3,12 +3,11 @@ one sequential draw gives (the Taichi backend's dropout masks)."""
 
 from __future__ import annotations
 
-import os
 from typing import Callable
 
 import numpy as np
 
-from burnbook._pool import both
+from burnbook._pool import TWO_CORES, both
 
 SPLIT_DRAWS = 1 << 16
 """Draws from this many on are made in two halves on two threads (`uniform_halves`)."""
@@ -23,7 +22,7 @@ def uniform_halves(rng: np.random.Generator, n: int, use: Callable[[np.ndarray, 
     and each `random()` double takes exactly one 64-bit step, so the values
     are the same as one sequential draw (half the time on two cores)."""
     bits = rng.bit_generator
-    if n < SPLIT_DRAWS or not hasattr(bits, "advance") or (os.cpu_count() or 1) < 2:
+    if n < SPLIT_DRAWS or not hasattr(bits, "advance") or not TWO_CORES:
         use(rng.random(n), slice(0, n))
         return
     k = n // 2

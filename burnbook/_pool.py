@@ -10,7 +10,10 @@ import functools
 import os
 from typing import Any, Callable
 
-__all__ = ["both", "helper"]
+__all__ = ["TWO_CORES", "both", "halves", "helper"]
+
+TWO_CORES = (os.cpu_count() or 1) >= 2
+"""Whether splitting work in two can use a second core at all."""
 
 
 @functools.cache
@@ -30,3 +33,12 @@ def both(first: Callable[[], Any], second: Callable[[], Any]) -> tuple[Any, Any]
     finally:
         b = pending.result()
     return a, b
+
+
+def halves(work: Callable[[slice], Any], n: int) -> None:
+    """`work(part)` over range(n): the two halves at once where there are two
+    cores and n >= 2, else `work(slice(None))`."""
+    if n < 2 or not TWO_CORES:
+        work(slice(None))
+        return
+    both(lambda: work(slice(0, n // 2)), lambda: work(slice(n // 2, None)))

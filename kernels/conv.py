@@ -32,14 +32,13 @@ views of the device buffers, which NumPy walks with vector loads and
 stores. They add in the kernels' order, so they give the same results.
 """
 
-import os
 from enum import IntEnum
 
 import numpy as np
 import taichi as ti
 from taichi.lang.util import to_numpy_type
 
-from burnbook._pool import both
+from burnbook._pool import halves
 from burnbook.backend.ndarray_module import _pad
 from burnbook.backend.taichi.compat import Launcher, host_view, host_writable
 from burnbook.backend.taichi.settings import SETTINGS, serial
@@ -347,14 +346,14 @@ the batch on two threads (`_by_images`)."""
 
 
 def _by_images(work, n: int, size: int) -> None:
-    """`work(images)` over the batch: as two halves at once on two threads
-    (NumPy's copies and adds release the GIL) from HALVES_FROM elements, else
+    """`work(images)` over the batch: from HALVES_FROM elements as two halves
+    at once on two threads (NumPy's copies and adds release the GIL), else
     whole. Each image's values are written by the same operations in the same
     order either way."""
-    if n < 2 or size < HALVES_FROM or (os.cpu_count() or 1) < 2:
+    if size < HALVES_FROM:
         work(slice(None))
-        return
-    both(lambda: work(slice(0, n // 2)), lambda: work(slice(n // 2, None)))
+    else:
+        halves(work, n)
 
 
 def _host(buf, shape: tuple, strides: tuple, offset: int = 0, write: bool = False) -> np.ndarray:

@@ -107,6 +107,11 @@ def _put_outer(meta: np.ndarray, outer: Sequence[int], strides: Sequence[Sequenc
         meta[base + 2:base + 2 + len(outer)] = st
 
 
+def block_length(inner: int) -> int:
+    """Elements one task of a map walks along a run of `inner` (`meta[BLK]`)."""
+    return max(1, min(inner, SETTINGS.block))
+
+
 def map_meta(op: int, shape: tuple, operands: Sequence[tuple], extras: tuple = ()) -> tuple:
     """Meta buffer and task count for an element-wise walk of `shape`.
 
@@ -121,7 +126,7 @@ def map_meta(op: int, shape: tuple, operands: Sequence[tuple], extras: tuple = (
         if not merged:
             merged, strides = [1], [[0] for _ in operands]
         inner = merged[-1]
-        blk = max(1, min(inner, block))
+        blk = block_length(inner)
         nblk = -(-inner // blk)
         meta = _new_meta(len(operands))
         meta[OP], meta[INNER], meta[BLK], meta[NBLK] = op, inner, blk, nblk

@@ -156,14 +156,24 @@ def source(p: Plan) -> str:
     ]
     if p.reduce is not None:
         lines = head + walk + _all_loop(p, nops)
-        if p.reduce[0] is Reduce.SUM and p.reduce[2] == "ti.f64" and len(p.outputs) == 1:
+        if p.reduce[0] is Reduce.SUM and p.reduce[2] == "ti.f64" and len(p.outputs) == 1 and _lanes_fit(p):
             lines += ["", ""] + _lane_sum_kernel(p)
         return "\n".join(lines) + "\n"
     lines = head + walk + [f"        if {_dense(range(nops))}:", "            for jj in range(j0, j1):"]
     lines += _body(p, lambda j: "jj", " " * 16)
     lines += ["        else:", "            for jj in range(j0, j1):"]
     lines += _body(p, lambda j: f"o[{j}] + jj * st[{j}]", " " * 16)
-    return "\n".join(lines + ["", ""] + _lane_kernel(p)) + "\n"
+    return "\n".join(lines + (["", ""] + _lane_kernel(p) if _lanes_fit(p) else [])) + "\n"
+
+
+_EACH_LANE = "for lane in ti.static(range(LANES))"
+
+
+def _lanes_fit(p: Plan) -> bool:
+    """Whether the plan gets a `fused_lanes`: no f16 anywhere in it (f16
+    keeps the scalar kernel)."""
+    f16 = np.dtype(np.float16)
+    return f16 not in {t.dtype for t in p.leaves + p.outputs} | {d for *_, dt, odt in p.steps for d in (dt, odt)}
 
 
 def _vec_param(dtype) -> str:
@@ -172,9 +182,8 @@ def _vec_param(dtype) -> str:
 
 def _lane_steps(p: Plan) -> list:
     """The loads of the vector index q and the steps, lane by lane."""
-    lane = "for lane in ti.static(range(LANES))"
     lines = [f"v{j} = x{j}[q]" for j in range(len(p.leaves))]
-    return lines + [f"v{k} = ti.Vector([{_expr(c, a, s, dt, odt, '[lane]')} {lane}])"
+    return lines + [f"v{k} = ti.Vector([{_expr(c, a, s, dt, odt, '[lane]')} {_EACH_LANE}])"
                     for k, c, a, s, dt, odt in p.steps]
 
 
@@ -193,10 +202,9 @@ def _lane_sum_kernel(p: Plan) -> list:
              "        lanes = ti.Vector([0.0] * LANES, ti.f64)",
              "        for q in range(t * per, ti.min(t * per + per, nvec)):"]
     lines += [" " * 12 + line for line in _lane_steps(p)]
-    lines += [f"            lanes += ti.Vector([ti.cast(v{p.out_values[0]}[lane], ti.f64) "
-              "for lane in ti.static(range(LANES))])",
+    lines += [f"            lanes += ti.Vector([ti.cast(v{p.out_values[0]}[lane], ti.f64) {_EACH_LANE}])",
               "        acc = ti.cast(0, ti.f64)",
-              "        for lane in ti.static(range(LANES)):",
+              f"        {_EACH_LANE}:",
               "            acc += lanes[lane]",
               "        out0[t] = acc"]
     return lines
@@ -213,16 +221,15 @@ def _lane_kernel(p: Plan) -> list:
     params = [f"out{m}: {_vec_param(t.dtype)}" for m, t in enumerate(p.outputs)]
     params += [f"x{j}: {_vec_param(t.dtype)}" for j, t in enumerate(p.leaves)]
     params += ["nvec: ti.i32"] + [f"s{k}: {ty}" for k, ty in enumerate(p.scalar_types)] + ["serial: ti.template()"]
-    lane = "for lane in ti.static(range(LANES))"
     lines = ["@ti.kernel", f"def fused_lanes({', '.join(params)}):", "    ti.loop_config(serialize=serial)",
              "    for q in range(nvec):"]
     lines += [" " * 8 + line for line in _lane_steps(p)]
-    lines += [f"        out{m}[q] = ti.Vector([ti.cast(v{k}[lane], {_TI_NAME[np.dtype(t.dtype)]}) {lane}])"
+    lines += [f"        out{m}[q] = ti.Vector([ti.cast(v{k}[lane], {_TI_NAME[np.dtype(t.dtype)]}) {_EACH_LANE}])"
               for m, (t, k) in enumerate(zip(p.outputs, p.out_values))]
     return lines
 
 
-LANES = 8  # elements per step of a vectorisable full sum
+LANES = 8  # elements per index of `fused_lanes`, and lane sums of a dense full sum
 
 
 def _dense(operands: range) -> str:

@@ -28,7 +28,7 @@ from ..taichi.settings import SETTINGS, cache_root, serial
 from . import codegen
 from .stream import FusionTensor, graph
 
-_kernels: dict = {}  # plan signature -> (Launcher, source path)
+_kernels: dict = {}  # plan signature -> (Launcher, source path, LaneLauncher or None)
 STATS = {"compiled": 0, "executed": 0, "fused_ops": 0, "lanes": 0}
 _MAX_DIM_OPERANDS = 10  # a dim reduction keeps each operand's stride in the meta extras (11 slots)
 
@@ -39,7 +39,8 @@ def cache_dir() -> Path:
 
 
 def kernel_for(plan: codegen.Plan) -> tuple:
-    """The plan's launcher and source path, generating and importing it on first use."""
+    """The plan's launcher, source path and lane launcher (None where the module has
+    no `fused_lanes`), generating and importing the module on first use."""
     signature = plan.signature
     hit = _kernels.get(signature)
     if hit is not None:
@@ -61,15 +62,15 @@ def kernel_for(plan: codegen.Plan) -> tuple:
 
 
 def _lanes(n: int, shape: tuple, leaves: list) -> bool:
-    """Whether a map over `shape` runs as `fused_lanes`: SIMD lanes on
-    (`SETTINGS.lanes`, the CPU arch's fast launch path), whole vectors of
-    elements, and every leaf dense in row-major order from element 0 (the
-    outputs are new, hence dense). f16 keeps the scalar kernel."""
+    """Whether a stream over `shape` whose module has a `fused_lanes` runs
+    it: SIMD lanes on (`SETTINGS.lanes`, the CPU arch's fast launch path),
+    whole vectors of elements, and every leaf dense in row-major order from
+    element 0 (the outputs are new, hence dense)."""
     if not SETTINGS.lanes or n % codegen.LANES or SETTINGS.launch != "fast" or not runtime.current.simd:
         return False
     full = contiguous_strides(shape)
     return all(leaf.value.shape == shape and leaf.value.offset == 0 and leaf.value.strides == full
-               and leaf.dtype != np.float16 for leaf in leaves)
+               for leaf in leaves)
 
 
 def _external(order: list, target: FusionTensor) -> list:
@@ -101,7 +102,7 @@ def run(target: FusionTensor) -> None:
         launcher, _, lanes = kernel_for(plan)
         bufs = [p.buf for p in prims] + [leaf.value.buf for leaf in leaves]
         ser = serial(n)
-        if lanes is not None and _lanes(n, shape, leaves) and all(u.dtype != np.float16 for u in outputs):
+        if lanes is not None and _lanes(n, shape, leaves):
             lanes(*bufs, n // codegen.LANES, *scalars, ser)
             STATS["lanes"] += 1
         else:
@@ -111,11 +112,6 @@ def run(target: FusionTensor) -> None:
         STATS["fused_ops"] += len(order)
     for u, p in zip(outputs, prims):
         u.value, u.node = p, None
-
-
-def _block(shape: tuple) -> int:
-    """Elements per task of map_meta's walk of a dense `shape` (one run)."""
-    return max(1, min(math.prod(shape), SETTINGS.block))
 
 
 def _spare(order: list, external: list) -> list:
@@ -172,7 +168,8 @@ def run_reduce(source: FusionTensor, op: Reduce, dim: int | None, mean: bool = F
         partial = compat.buffer(acc, ntask)
         ser = serial(count)
         if lanes is not None and not extra and _lanes(count, shape, leaves):
-            lanes(partial, *leaf_bufs, _block(shape) // codegen.LANES, count // codegen.LANES, ntask,
+            # A dense shape is one run: map_meta's tasks take block_length(count) elements each.
+            lanes(partial, *leaf_bufs, layout.block_length(count) // codegen.LANES, count // codegen.LANES, ntask,
                   layout.loop_shift(ntask, ser), *scalars, ser)
             STATS["lanes"] += 1
         else:

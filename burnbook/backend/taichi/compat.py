@@ -66,10 +66,11 @@ def running_arch() -> str:
 
 
 def config() -> dict:
-    """The running program's arch, CPU thread count and offline-cache flag."""
+    """The running program's arch, CPU thread count, offline-cache flag and
+    whether it scalarises vectors."""
     cfg = impl.current_cfg()
     return {"arch": cfg.arch.name, "cpu_max_num_threads": cfg.cpu_max_num_threads,
-            "offline_cache": cfg.offline_cache}
+            "offline_cache": cfg.offline_cache, "real_matrix_scalarize": cfg.real_matrix_scalarize}
 
 
 def offline_cache_folder() -> str:

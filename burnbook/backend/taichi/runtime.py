@@ -45,17 +45,12 @@ class TaichiRuntime:
         self.has_f64 = device.kind != "metal" and (device.kind != "vulkan" or kernels.data.f64_works())
         # Vector-typed ndarray accesses are SIMD only where vectors stay LLVM
         # vectors (`_init` on the CPU; a runtime the user started may differ).
-        self.simd = device.kind == "cpu" and not impl_cfg().real_matrix_scalarize
+        from . import compat
+
+        self.simd = device.kind == "cpu" and not compat.config()["real_matrix_scalarize"]
 
     def __repr__(self) -> str:
         return f"TaichiRuntime({self.device!r}, launch={self.settings.launch})"
-
-
-def impl_cfg() -> Any:
-    """The running Taichi program's compile config."""
-    from taichi.lang import impl
-
-    return impl.current_cfg()
 
 
 current: "TaichiRuntime | None" = None

@@ -20,20 +20,15 @@ _CHOICES = {"matmul": ("blas", "kernel"), "columns": ("host", "kernel"), "launch
 _FIXED = ("gpu", "spirv")  # facts of the arch, not knobs
 
 
-def _env_choice(name: str, field: str, default: str) -> str:
+def _env_choice(name: str, field: str, default: str) -> str | int:
+    """The environment's choice for `field`, in the type of its choices."""
     value = os.environ.get(name, default).strip().lower() or default
     if field in ("matmul", "columns") and value == "auto":
         return default
-    if value not in _CHOICES[field]:
-        raise ValueError(f"{name}={value!r}: expected one of {', '.join(_CHOICES[field])}")
-    return value
-
-
-def _env_lanes() -> int:
-    raw = os.environ.get("BURNBOOK_TAICHI_LANES", "8").strip()
-    if raw not in ("0", "8"):
-        raise ValueError(f"BURNBOOK_TAICHI_LANES={raw!r}: expected 8 (SIMD lanes in fused maps) or 0 (off)")
-    return int(raw)
+    choices = {str(c): c for c in _CHOICES[field]}
+    if value not in choices:
+        raise ValueError(f"{name}={value!r}: expected one of {', '.join(choices)}")
+    return choices[value]
 
 
 def _env_pool_mb() -> float:
@@ -109,7 +104,7 @@ class KernelSettings:
         self.reduce_tasks, self.reduce_min_chunk = (8192, 256) if gpu else (16 * (os.cpu_count() or 1), 4096)
         self.matmul = "kernel" if gpu else _env_choice("BURNBOOK_TAICHI_MATMUL", "matmul", "blas")
         self.columns = "kernel" if gpu else _env_choice("BURNBOOK_TAICHI_COLUMNS", "columns", "host")
-        self.lanes = 0 if gpu else _env_lanes()
+        self.lanes = 0 if gpu else _env_choice("BURNBOOK_TAICHI_LANES", "lanes", "8")
         self.pool_mb = _env_pool_mb()
         self.launch = _env_choice("BURNBOOK_TAICHI_LAUNCH", "launch", "fast")
         self.gpu, self.spirv = gpu, kind in ("vulkan", "metal")
