@@ -11,9 +11,13 @@ import math
 
 import numpy as np
 
+from .. import _malloc
 from .base import Backend, share_layout_ops
 from .ndarray_erf import TABLE_FROM, erf_f32
 from .ndarray_module import NdArrayModuleOps
+
+# NumPy's temporaries reuse freed heap memory instead of fresh pages (see _malloc).
+_malloc.keep_freed_memory()
 
 # Below this many elements erf is libm's `math.erf` per element, exact in f64
 # and then rounded: a Python loop of ~65 ns an element beats the fit's ~45
