@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable, Iterator
 
+from ..tensor.core import Writes
 from .param import Param, ParamId, RunningState
 
 
@@ -44,6 +45,7 @@ class Module:
             raise TypeError(
                 f"{type(self).__name__}.{name}: a dict of modules or parameters is not a module field; "
                 f"use a list (self.{name} = [...]) or one field per entry")
+        Writes.count += 1
         fields = self._fields
         if holds and name not in fields:
             object.__setattr__(self, "_fields", fields + (name,))
@@ -177,8 +179,15 @@ class Module:
         """Settings shown in the printed form (override in layers)."""
         return {}
 
+    # A class may route its calls through a recording of its forward pass
+    # (the ONNX importer's generated models: `backend/ndarray_replay.py`).
+    _replay: Callable[[Any, tuple, dict], Any] | None = None
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """`model(x)` is `model.forward(x)`, as in PyTorch."""
+        replay = type(self)._replay
+        if replay is not None:
+            return replay(self, args, kwargs)
         return self.forward(*args, **kwargs)
 
     def __repr__(self) -> str:

@@ -23,6 +23,14 @@ from .distribution import Distribution
 from .kind import Bool, DType, Float, Int, Kind
 
 _SPECIALISED: dict = {}
+
+
+class Writes:
+    """How many times, process-wide, a module field or a tensor's values were
+    assigned in place: a cheap "has anything changed?" for caches of module
+    state (`module/replay.py`)."""
+
+    count = 0
 _FLOAT_ONLY = {op[len("float_"):] for op in FLOAT_OPS}
 
 

@@ -6,7 +6,7 @@ import math
 import operator
 from typing import Sequence
 
-from .core import TensorBase
+from .core import TensorBase, Writes
 from .data import as_dim, as_dims
 
 # The most elements `expand` and `repeat` may give a tensor: 2**28, 1 GiB as
@@ -111,6 +111,7 @@ class LayoutOps:
             shape = [_slice_len(s) for s in res] + self.dims()[len(res):]
             values = type(self).full(shape, values, self.device())
         self._p = self.slice_assign(list(res), values)._p
+        Writes.count += 1
 
     def narrow(self, dim: int, start: int, length: int):
         d = self._dim(dim, "narrow")

@@ -1,0 +1,467 @@
+"""Replay: a module's NdArray forward pass recorded once as the backend calls
+it made, then re-run as those calls alone, without the Tensor layer, the
+modules' Python or the shape checks (a CUDA graph's idea, on NumPy).
+
+An imported ONNX model spends as long in that Python as in NumPy when its
+tensors are small (an LSTM on one 7-step sequence: ~100 us of ~150), and
+its shape arithmetic (Shape, Gather, Concat feeding a Reshape) runs on every
+call. The ONNX importer routes its generated models' calls here (`Module`'s
+`_replay` hook); any module class can opt in the same way.
+
+A recording is kept per input signature (shapes, dtypes, tensor types) and
+replayed only where the input's values cannot have changed what it did:
+
+- every array a recorded call takes is the input, a parameter or constant
+  of the module, the result of an earlier recorded call, or data handed to
+  `*_from_data` (built by Python from shapes); anything else stops it;
+- a value read back to Python (`*_into_data`) is kept as a constant only
+  when nothing it came from depends on the input (shape arithmetic); read
+  from the input's values (control flow, a data-dependent shape) it stops
+  the recording, and that signature always runs eagerly;
+- random draws are made afresh on every replay;
+- the module is fingerprinted (the identity of every module, parameter,
+  tensor, primitive, list and value it holds), re-checked whenever a module
+  field or a tensor's values were assigned anywhere (`Writes`) or a list it
+  holds changed: a changed module is recorded again.
+
+The second call of a signature runs eagerly and by replay and keeps the
+replay only when both agree bit for bit. Replays do not re-run `forward`'s
+Python, so its side effects (prints, counters, Python's `random`) happen
+only on the first two calls. Only plain `NdArray` replays (nothing is
+tracked for autodiff); other backends, keyword arguments and a `forward`
+set on the instance run eagerly.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any, Callable
+
+import numpy as np
+
+from ..backend.ndarray import NdArray
+from ..tensor.core import _SPECIALISED, TensorBase, Writes
+from .base import Module
+from .param import Param
+
+__all__ = ["replay_call", "replay_state"]
+
+# NdArray attributes that are not ops on primitives.
+_NOT_OPS = frozenset({"Device", "InnerBackend", "default_device", "name", "missing_ops"})
+# Ops whose Python result depends only on a primitive's shape, dtype or device.
+_META = ("_shape", "_dtype", "_device")
+# Ops that change the backend's state: a forward pass calling them is not replayed.
+_STATEFUL = frozenset({"seed", "rng_state", "set_rng_state"})
+_MAX_SIGNATURES = 8   # recordings kept per module (one per input shape)
+
+
+class _Slot:
+    """A recorded array, by its index in a replay's environment."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+class _Stop(Exception):
+    """Why a forward pass cannot be replayed."""
+
+
+class _Recorder:
+    """The backend calls of one eager forward pass, made on this thread."""
+
+    def __init__(self, inputs: list, constants: dict) -> None:
+        self.thread = threading.get_ident()
+        self.depth = 0                      # >0 inside a recorded call: nested calls are its own
+        self.slot_of: dict[int, int] = {}   # id(array) -> slot
+        self.keep: list = []                # every array seen, so no id is reused while recording
+        self.tainted: list[bool] = []       # per slot: depends on the input's values
+        self.steps: list[tuple] = []        # (fn, args template, kwargs template, out slots)
+        self.constants = constants          # id -> the module's own primitives
+        self.failure: str | None = None
+        self.inputs = [self._slot(a, True) for a in inputs]
+
+    def _slot(self, array: np.ndarray, tainted: bool) -> int:
+        index = len(self.tainted)
+        self.slot_of.setdefault(id(array), index)
+        self.keep.append(array)
+        self.tainted.append(tainted)
+        return index
+
+    def _template(self, value: Any, used: list, op: str) -> Any:
+        if isinstance(value, np.ndarray):
+            index = self.slot_of.get(id(value))
+            if index is not None:
+                used.append(index)
+                return _Slot(index)
+            if id(value) in self.constants or op.endswith("_from_data"):
+                return value
+            raise _Stop(f"{op} was given an array that no recorded call made")
+        if isinstance(value, (list, tuple)) and any(isinstance(v, (np.ndarray, list, tuple)) for v in value):
+            return type(value)(self._template(v, used, op) for v in value)
+        return value
+
+    def note(self, name: str, fn: Callable, args: tuple, kwargs: dict, result: Any) -> None:
+        """Record one call (or stop recording, saying why)."""
+        if self.failure is not None:
+            return
+        try:
+            self._note(name, fn, args, kwargs, result)
+        except _Stop as stop:
+            self.failure = str(stop)
+            self.keep.clear()
+
+    def _note(self, name: str, fn: Callable, args: tuple, kwargs: dict, result: Any) -> None:
+        if name in _STATEFUL:
+            raise _Stop(f"the forward pass calls {name}")
+        if name.endswith(_META) or name == "sync":
+            return
+        used: list[int] = []
+        args_t = self._template(args, used, name)
+        kwargs_t = {k: self._template(v, used, name) for k, v in kwargs.items()}
+        tainted = any(self.tainted[i] for i in used)
+        if name.endswith("_into_data"):
+            if tainted:
+                raise _Stop(f"{name} reads values computed from the input back to Python "
+                            "(data-dependent control flow or shapes)")
+            return   # shape arithmetic: the same values on every call with these shapes
+        outs = result if isinstance(result, tuple) else (result,)
+        if not outs or not all(isinstance(o, np.ndarray) for o in outs):
+            raise _Stop(f"{name} returned {type(result).__name__}, not arrays")
+        tainted = tainted or "random" in name
+        slots = tuple(self._slot(o, tainted) for o in outs)
+        self.steps.append((fn, args_t, kwargs_t, slots, isinstance(result, tuple)))
+
+
+_active: _Recorder | None = None
+_lock = threading.Lock()
+
+
+def _recorded(name: str, fn: Callable) -> Callable:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        rec = _active
+        if rec is None or rec.depth or rec.thread != threading.get_ident():
+            return fn(*args, **kwargs)
+        rec.depth += 1
+        try:
+            result = fn(*args, **kwargs)
+        finally:
+            rec.depth -= 1
+        rec.note(name, fn, args, kwargs, result)
+        return result
+
+    call._replay_inner = fn
+    call.__name__ = name
+    return call
+
+
+def _ops() -> list[str]:
+    return [n for n in dir(NdArray) if not n.startswith("_") and n not in _NOT_OPS
+            and callable(getattr(NdArray, n)) and not isinstance(getattr(NdArray, n), type)]
+
+
+class _Patched:
+    """NdArray's ops, and the per-kind op tables of its tensor classes,
+    wrapped by `_recorded` for the length of a `with` block."""
+
+    def __enter__(self) -> None:
+        self.saved = {n: NdArray.__dict__.get(n) for n in _ops()}
+        for n in self.saved:
+            setattr(NdArray, n, staticmethod(_recorded(n, getattr(NdArray, n))))
+        self._tables(wrap=True)
+
+    def __exit__(self, *exc: Any) -> None:
+        for n, v in self.saved.items():
+            if v is None:
+                delattr(NdArray, n)
+            else:
+                setattr(NdArray, n, v)
+        self._tables(wrap=False)   # tables made while recording copied the wrappers too
+
+    @staticmethod
+    def _tables(wrap: bool) -> None:
+        for (backend, _, kind), cls in list(_SPECIALISED.items()):
+            if backend is not NdArray:
+                continue
+            table = cls._ops
+            prefix = kind.prefix + "_"
+            for short, fn in list(vars(table).items()):
+                if short.startswith("_") or not callable(fn):
+                    continue
+                inner = getattr(fn, "_replay_inner", None)
+                if wrap and inner is None:
+                    setattr(table, short, _recorded(prefix + short, fn))
+                elif not wrap and inner is not None:
+                    setattr(table, short, inner)
+
+
+def _build(template: Any) -> Callable[[list], Any]:
+    """A function of the environment giving the call's argument `template`
+    with its slots filled in."""
+    if isinstance(template, _Slot):
+        index = template.index
+        return lambda env: env[index]
+    if isinstance(template, (list, tuple)) and any(isinstance(v, (_Slot, list, tuple)) for v in template):
+        parts = [_build(v) for v in template]
+        kind = type(template)
+        return lambda env: kind(p(env) for p in parts)
+    return lambda env: template
+
+
+def _args_builder(args: tuple) -> Callable[[list], tuple]:
+    """`_build` for a positional argument tuple, with the common case (slots
+    and constants at the top level) as one list copy and a few stores."""
+    if any(isinstance(a, (list, tuple)) and any(isinstance(v, (_Slot, list, tuple)) for v in a) for a in args):
+        parts = [_build(a) for a in args]
+        return lambda env: tuple(p(env) for p in parts)
+    base = [None if isinstance(a, _Slot) else a for a in args]
+    holes = [(i, a.index) for i, a in enumerate(args) if isinstance(a, _Slot)]
+
+    def build(env: list) -> list:
+        out = base.copy()
+        for i, s in holes:
+            out[i] = env[s]
+        return out
+    return build
+
+
+class _Plan:
+    """A recorded forward pass, pruned to the calls its outputs need."""
+
+    def __init__(self, rec: _Recorder, rebuild: Callable[[list], Any], outputs: list[int]) -> None:
+        needed = set(outputs)
+        kept = []
+        for step in reversed(rec.steps):
+            fn, args_t, kwargs_t, slots, many = step
+            if not needed.intersection(slots):
+                continue     # only shape arithmetic read back to Python used it
+            used: list[int] = []
+            _collect(args_t, used)
+            _collect(tuple(kwargs_t.values()), used)
+            needed.update(used)
+            kept.append((fn, args_t, kwargs_t, slots, many, used))
+        kept.reverse()
+        last_use: dict[int, int] = {}
+        for n, (*_, used) in enumerate(kept):
+            for s in used:
+                last_use[s] = n
+        keep_alive = set(outputs)
+        frees: list[list[int]] = [[] for _ in kept]
+        for s, n in last_use.items():
+            if s not in keep_alive:
+                frees[n].append(s)
+        self.size = len(rec.tainted)
+        self.inputs = rec.inputs
+        self.rebuild = rebuild
+        self.calls = len(kept)
+        self.steps = []
+        for (fn, args_t, kwargs_t, slots, many, _), free in zip(kept, frees):
+            kwargs_b = {k: _build(v) for k, v in kwargs_t.items()}
+            self.steps.append((fn, _args_builder(args_t), kwargs_b, slots, many, tuple(free)))
+        self.verified = False
+
+    def run(self, primitives: list) -> Any:
+        env: list = [None] * self.size
+        for s, p in zip(self.inputs, primitives):
+            env[s] = p
+        for fn, args, kwargs, slots, many, free in self.steps:
+            if kwargs:
+                result = fn(*args(env), **{k: b(env) for k, b in kwargs.items()})
+            else:
+                result = fn(*args(env))
+            if many:
+                for s, r in zip(slots, result):
+                    env[s] = r
+            else:
+                env[slots[0]] = result
+            for s in free:
+                env[s] = None
+        return self.rebuild(env)
+
+
+def _collect(template: Any, used: list) -> None:
+    if isinstance(template, _Slot):
+        used.append(template.index)
+    elif isinstance(template, (list, tuple)):
+        for v in template:
+            _collect(v, used)
+
+
+# -- the module side ----------------------------------------------------------------------
+
+def _walk(root: Any) -> tuple[list, list] | None:
+    """(every object `root` holds, in a fixed order: modules, params,
+    tensors, primitives, lists, plain values; the primitives alone), or None
+    when some tensor is not on plain NdArray."""
+    objects: list = []
+    primitives: list = []
+    stack = [root]
+    pop, push, more, add = stack.pop, stack.append, stack.extend, objects.append
+    while stack:
+        value = pop()
+        add(value)
+        if isinstance(value, Module):
+            more([getattr(value, f) for f in value._fields])
+        elif isinstance(value, TensorBase):
+            if value._B is not NdArray:
+                return None
+            add(value._p)
+            primitives.append(value._p)
+        elif type(value) is Param:
+            push(value._value)
+        elif isinstance(value, (list, tuple)):
+            more(value)
+    return objects, primitives
+
+
+class _State:
+    """One module's recordings: {input signature: _Plan | reason string},
+    valid while the module holds the same objects (`fingerprint`, their ids;
+    `pinned` keeps them alive so that no id can be reused by a newcomer)."""
+
+    def __init__(self) -> None:
+        self.fingerprint: tuple | None = None
+        self.pinned: list = []
+        self.primitives: list = []
+        self.lists: list = []       # (list, ids of its items): lists change without a `Writes`
+        self.writes = -1            # `Writes.count` when the fingerprint was taken
+        self.plans: dict = {}
+        self.disabled: str | None = None
+        self.eager: str | None = None   # why the module runs eagerly (not on NdArray)
+
+    def check(self, module: Any) -> bool:
+        """Re-take the fingerprint if anything was assigned since (anywhere:
+        `Writes`) or a list the module holds changed; drop the recordings if
+        the module itself changed. False when the module cannot replay."""
+        if self.writes == Writes.count and all(tuple(map(id, lst)) == ids for lst, ids in self.lists):
+            return self.eager is None
+        walked = _walk(module)
+        self.writes = Writes.count
+        if walked is None:
+            self.eager, self.plans, self.pinned, self.primitives, self.lists = (
+                "a tensor of the module is not on plain NdArray", {}, [], [], [])
+            self.fingerprint = None
+            return False
+        objects, primitives = walked
+        del objects[0]   # the module itself: pinning it here would keep it alive through `_states`
+        self.eager = None
+        fingerprint = tuple(map(id, objects))
+        if fingerprint != self.fingerprint:
+            self.fingerprint, self.pinned, self.primitives, self.plans = fingerprint, objects, primitives, {}
+        self.lists = [(o, tuple(map(id, o))) for o in objects if type(o) is list]
+        return True
+
+
+_states: "weakref.WeakKeyDictionary[Any, _State]" = weakref.WeakKeyDictionary()
+
+
+def _signature(args: tuple) -> tuple | None:
+    sig = []
+    for a in args:
+        if isinstance(a, TensorBase):
+            if a._B is not NdArray:
+                return None
+            p = a._p
+            sig.append((type(a), p.shape, p.dtype.str))
+        elif a is None or isinstance(a, (int, float, str, bool)):
+            sig.append((type(a), a))
+        else:
+            return None
+    return tuple(sig)
+
+
+def _rebuilder(result: Any, rec: _Recorder, outputs: list) -> Callable[[list], Any]:
+    """A function of the environment giving `result`'s structure (tensors,
+    tuples and lists of them) with the replayed primitives."""
+    if isinstance(result, TensorBase):
+        index = rec.slot_of.get(id(result._p))
+        if index is None:
+            raise _Stop("the output is not the result of a recorded call")
+        outputs.append(index)
+        cls = type(result)
+        return lambda env: cls._wrap(env[index])
+    if isinstance(result, (list, tuple)):
+        parts = [_rebuilder(r, rec, outputs) for r in result]
+        kind = type(result)
+        return lambda env: kind(p(env) for p in parts)
+    raise _Stop(f"the forward pass returns {type(result).__name__}")
+
+
+def _record(module: Any, args: tuple, constants: dict) -> tuple[Any, _Plan | str]:
+    """Run `module.forward(*args)` eagerly while recording it."""
+    global _active
+    inputs = [a._p for a in args if isinstance(a, TensorBase)]
+    with _lock:
+        rec = _Recorder(inputs, constants)
+        _active = rec
+        try:
+            with _Patched():
+                result = module.forward(*args)
+        finally:
+            _active = None
+    if rec.failure is not None:
+        return result, rec.failure
+    try:
+        outputs: list[int] = []
+        rebuild = _rebuilder(result, rec, outputs)
+    except _Stop as stop:
+        return result, str(stop)
+    plan = _Plan(rec, rebuild, outputs)
+    rec.keep.clear()
+    return result, plan
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, TensorBase):
+        return type(a) is type(b) and np.array_equal(a._p, b._p, equal_nan=a._p.dtype.kind in "fc")
+    if isinstance(a, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return False
+
+
+def replay_call(module: Any, args: tuple, kwargs: dict) -> Any:
+    """`module(*args)` through its recording where it can be replayed, else
+    `module.forward(*args, **kwargs)`."""
+    sig = None if kwargs or "forward" in vars(module) else _signature(args)
+    if sig is None:   # keyword arguments, a forward set on the instance, or not NdArray
+        return module.forward(*args, **kwargs)
+    state = _states.get(module)
+    if state is None:
+        state = _states[module] = _State()
+    if state.disabled is not None or not state.check(module):
+        return module.forward(*args)
+    plan = state.plans.get(sig)
+    if plan is None:
+        if len(state.plans) >= _MAX_SIGNATURES:
+            state.plans.clear()
+        result, state.plans[sig] = _record(module, args, {id(p): p for p in state.primitives})
+        return result
+    if isinstance(plan, str):
+        return module.forward(*args)
+    primitives_in = [a._p for a in args if isinstance(a, TensorBase)]
+    if plan.verified:
+        return plan.run(primitives_in)
+    eager = module.forward(*args)
+    try:
+        replayed = plan.run(primitives_in)
+    except Exception as exc:  # noqa: BLE001 - the eager result stands; the reason is kept
+        state.disabled = f"the replay failed: {type(exc).__name__}: {exc}"
+        return eager
+    if _same(eager, replayed):
+        plan.verified = True
+    else:
+        state.disabled = "the replay differed from the eager forward pass"
+    return eager
+
+
+def replay_state(module: Any) -> dict:
+    """What replay holds for `module`: {"disabled": reason or None, "plans":
+    {signature: number of calls, or the reason it is not replayed}}."""
+    state = _states.get(module)
+    if state is None:
+        return {"disabled": None, "plans": {}}
+    plans = {sig: (p if isinstance(p, str) else {"calls": p.calls, "verified": p.verified})
+             for sig, p in state.plans.items()}
+    return {"disabled": state.disabled, "plans": plans}
