@@ -9,9 +9,10 @@ term, d^4 erf''''/24), so rounding to f32 gives libm's result except where the
 f64 value lies within 1e-12 (relative) of a rounding boundary; those elements (about one
 in 30 000, and NaN) are recomputed with `math.erf`. Past |x| = 4
 erf(x) rounds to +-1 in f32, which the table's last point already gives.
-This is what makes an imported model's GELU (0.5 x (1 + erf(x / sqrt 2)))
-cheap on NdArray: 25 us instead of 40 at 512 elements, 99 instead of 254 at
-8704, and exact where the Chebyshev fit it replaces was within 1.2e-7.
+It makes a large GELU (0.5 x (1 + erf(x / sqrt 2))) cheap on NdArray: 99 us
+instead of 254 at 8704 elements, and exact where the Chebyshev fit it
+replaced was within 1.2e-7. Below ~6k elements SciPy's erf, one ufunc call,
+is faster (`ndarray._ERF_SCIPY_BELOW`).
 """
 
 from __future__ import annotations
@@ -20,11 +21,7 @@ import math
 
 import numpy as np
 
-__all__ = ["erf_f32", "TABLE_FROM"]
-
-TABLE_FROM = 384
-"""Smaller f32 arrays take libm per element: below this size the table's
-~25 NumPy calls (about 20 us) cost more than the per-element loop."""
+__all__ = ["erf_f32"]
 
 _STEPS = 2048             # grid points per unit
 _TOP = 4.0                # erf(4) = 1 - 1.5e-8 rounds to 1.0 in f32, as does everything past it

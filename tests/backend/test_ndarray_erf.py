@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from burnbook.backend import ndarray as nd
-from burnbook.backend.ndarray_erf import TABLE_FROM, erf_f32
+from burnbook.backend.ndarray_erf import erf_f32
 
 
 def _libm(x: np.ndarray) -> np.ndarray:
@@ -43,8 +43,10 @@ def test_dense_window_and_random_values_equal_libm() -> None:
     _assert_libm(erf_f32(wide), wide)
 
 
-@pytest.mark.parametrize("size", [TABLE_FROM - 1, TABLE_FROM, 4 * TABLE_FROM])
+@pytest.mark.parametrize("size", [1, nd._ERF_SCIPY_BELOW - 1, nd._ERF_SCIPY_BELOW, 4 * nd._ERF_SCIPY_BELOW])
 def test_np_erf_on_both_sides_of_the_table_threshold(size: int) -> None:
+    """f32 erf is SciPy's below `_ERF_SCIPY_BELOW` elements and the table's
+    from there: both libm's value rounded, on dense and strided arrays."""
     rng = np.random.default_rng(size)
     x = np.concatenate([SPECIAL, rng.uniform(-5, 5, size).astype(np.float32)])[:size]
     _assert_libm(nd.np_erf(x), x)
@@ -60,7 +62,7 @@ def test_gelu_through_the_table_is_unchanged_and_matches_torch() -> None:
     from burnbook.backend import NdArray
     from burnbook.tensor import activation
 
-    x = np.concatenate([np.linspace(-10, 10, 2 * TABLE_FROM), [0.0, -0.0, 1e-30]]).astype(np.float32)
+    x = np.concatenate([np.linspace(-10, 10, 2 * nd._ERF_SCIPY_BELOW), [0.0, -0.0, 1e-30]]).astype(np.float32)
     got = activation.gelu(Tensor[NdArray, 1].from_data(x)).to_numpy()
     u = x / np.float32(math.sqrt(2.0))
     np.testing.assert_array_equal(got, x * (_libm(u) + np.float32(1.0)) * np.float32(0.5))
