@@ -34,7 +34,7 @@ from . import module_layers
 _PACKED: dict = {}
 
 
-def _cached(tag: str, arrays: Sequence[Any], make: Callable[[], tuple]) -> tuple:
+def cached(tag: str, arrays: Sequence[Any], make: Callable[[], tuple]) -> tuple:
     """`make()`, or what it gave for these very arrays (`None` entries
     allowed) under `tag` before."""
     key = (tag, *map(id, arrays))
@@ -120,7 +120,7 @@ def lstm(x: np.ndarray, input_weights: Sequence[np.ndarray], input_biases: Seque
          hidden_weights: Sequence[np.ndarray], hidden_biases: Sequence[Any],
          cell: np.ndarray, hidden: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     h = hidden_weights[0].shape[0]
-    wx, wh, b = _cached("lstm", (*input_weights, *input_biases, *hidden_weights, *hidden_biases),
+    wx, wh, b = cached("lstm", (*input_weights, *input_biases, *hidden_weights, *hidden_biases),
                         lambda: _lstm_weights(input_weights, input_biases, hidden_weights, hidden_biases))
     xs = _projected(x, wx)
     if b is not None:
@@ -155,7 +155,7 @@ def gru(x: np.ndarray, input_weights: Sequence[np.ndarray], input_biases: Sequen
         hidden_weights: Sequence[np.ndarray], hidden_biases: Sequence[Any],
         hidden: np.ndarray, reset_after: bool) -> np.ndarray:
     h = hidden_weights[0].shape[0]
-    wx, wh, b, wn, bn = _cached(
+    wx, wh, b, wn, bn = cached(
         f"gru{int(reset_after)}", (*input_weights, *input_biases, *hidden_weights, *hidden_biases),
         lambda: _gru_weights(input_weights, input_biases, hidden_weights, hidden_biases, reset_after))
     xs = _projected(x, wx)

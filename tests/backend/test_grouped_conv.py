@@ -32,6 +32,8 @@ CONV2D = [
     (4, 8, 4, (3, 2), (2, 3), (1, 0), (2, 1), 11),  # depthwise, uneven everything
     (6, 6, 6, 5, 3, 2, 1, 13),     # stride 3: three phases per dim
     (6, 6, 6, 3, 1, 0, 2, 9),      # depthwise, dilation 2, no padding
+    (3, 3, 3, 3, 1, 1, 1, 36),     # depthwise on a plane past NdArray's channels-last size: planar
+    (4, 4, 4, (3, 5), (1, 2), (1, 2), 1, 70),   # the same, stride 2 across, uneven kernel
     (8, 4, 2, 3, 1, 1, 1, 8),      # two groups
     (6, 9, 3, 3, 2, 1, 1, 9),      # three groups, stride 2
     (8, 8, 4, (1, 3), 1, (0, 1), 1, 7),  # four groups
@@ -108,3 +110,30 @@ def test_depthwise_float64_stays_float64():
     ref = F.conv2d(torch.tensor(x), torch.tensor(w), None, 1, 1, 1, 4).numpy()
     assert out.dtype == np.float64
     np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("case", [c for c in CONV2D if c[0] == c[1] == c[2]] + [
+    (16, 16, 16, 5, 2, 2, 1, 28), (5, 5, 5, (3, 2), (2, 1), (0, 1), (1, 2), 15)])
+@pytest.mark.parametrize("batch", [1, 3])
+def test_depthwise_forward_channels_last_and_planar_give_the_same_bits(case, batch):
+    """NdArray's two depthwise forward paths (channels-last for small output
+    planes, planar above `_CHANNELS_LAST_PLANE`) add the taps in the same
+    order, so whichever runs gives the same values."""
+    from burnbook.backend import ndarray_module as nm
+
+    c, _, _, k, s, p, d, size = case
+    kh, kw = (k, k) if isinstance(k, int) else k
+    s, p, d = ((v, v) if isinstance(v, int) else tuple(v) for v in (s, p, d))
+    opts = ConvOptions(s, p, d, c)
+    rng = np.random.default_rng(size * 10 + batch)
+    x = rng.standard_normal((batch, c, size, size)).astype(np.float32)
+    w = rng.standard_normal((c, 1, kh, kw)).astype(np.float32)
+    out = [nm.conv_output_size(size, kk, st, pp, dd) for kk, st, pp, dd in
+           zip((kh, kw), opts.stride, opts.padding, opts.dilation)]
+    pads = nm._pads(x, (kh, kw), opts, out)
+    last = nm._depthwise_conv_channels_last(x, w, pads, opts.stride, opts.dilation, out)
+    planar = nm._depthwise_conv(x, w, pads, opts.stride, opts.dilation, out)[..., :out[1]]
+    np.testing.assert_array_equal(last, planar)
+    ref = F.conv2d(torch.tensor(x, dtype=torch.float64), torch.tensor(w, dtype=torch.float64), None,
+                   opts.stride, opts.padding, opts.dilation, c).numpy()
+    np.testing.assert_allclose(last, ref, rtol=1e-4, atol=1e-4)

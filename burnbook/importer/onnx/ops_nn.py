@@ -266,8 +266,11 @@ def _pool(low: Lowering, node: Any, a: dict) -> None:
 
 @op("GlobalAveragePool")
 def _global_avg(low: Lowering, node: Any, a: dict) -> None:
-    x = low.var(node.input[0])
-    expr = x + "".join(f".mean_dim({d})" for d in range(2, low.rank(node.input[0])))
+    x, rank = low.var(node.input[0]), low.rank(node.input[0])
+    if rank <= 3:
+        expr = x + "".join(f".mean_dim({d})" for d in range(2, rank))
+    else:   # the spatial dims as one reduction (see `reduce`)
+        expr = f"onnx_ops.reduce({x}, 'mean', {list(range(2, rank))}, True, {rank})"
     low.bind(node, expr, "global_avg_pool")
 
 
