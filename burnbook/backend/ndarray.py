@@ -316,7 +316,9 @@ class NdArray(NdArrayModuleOps, Backend):
 
     @staticmethod
     def float_recip(p):
-        return np.reciprocal(p)
+        # The same bits as np.reciprocal, at half its time on large f32
+        # arrays (NumPy's divide loop is vectorised, its reciprocal is not).
+        return np.divide(1, p)
 
     float_cos = staticmethod(_via_f64(np.cos))
     float_sin = staticmethod(_via_f64(np.sin))
@@ -348,7 +350,7 @@ class NdArray(NdArrayModuleOps, Backend):
         with np.errstate(over="ignore"):
             e = np.exp(np.negative(q))
         e += 1
-        r = np.reciprocal(e, out=e)
+        r = np.divide(1, e, out=e)   # reciprocal's bits, vectorised (see float_recip)
         return r.astype(np.float16) if q is not p else r
 
     # -- comparison ----------------------------------------------------------

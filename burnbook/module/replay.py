@@ -18,7 +18,8 @@ replayed only where the input's values cannot have changed what it did:
   when nothing it came from depends on the input (shape arithmetic); read
   from the input's values (control flow, a data-dependent shape) it stops
   the recording, and that signature always runs eagerly;
-- random draws are made afresh on every replay;
+- random draws are made afresh on every replay; a call on constants alone
+  is folded (its recorded result reused);
 - the module is fingerprinted (the identity of every module, parameter,
   tensor, primitive, list and value it holds), re-checked whenever a module
   field or a tensor's values were assigned anywhere (`Writes`) or a list it
@@ -130,6 +131,13 @@ class _Recorder:
         outs = result if isinstance(result, tuple) else (result,)
         if not outs or not all(isinstance(o, np.ndarray) for o in outs):
             raise _Stop(f"{name} returned {type(result).__name__}, not arrays")
+        if not used and "random" not in name:
+            # Made from constants alone (a bias reshaped, zeros for a state):
+            # the same array on every call, so the recorded one is kept.
+            for o in outs:
+                self.constants[id(o)] = o
+                self.keep.append(o)
+            return
         tainted = tainted or "random" in name
         slots = tuple(self._slot(o, tainted) for o in outs)
         self.steps.append((fn, args_t, kwargs_t, slots, isinstance(result, tuple)))
@@ -197,40 +205,33 @@ class _Patched:
                     setattr(table, short, inner)
 
 
-def _build(template: Any) -> Callable[[list], Any]:
-    """A function of the environment giving the call's argument `template`
-    with its slots filled in."""
-    if isinstance(template, _Slot):
-        index = template.index
-        return lambda env: env[index]
-    if isinstance(template, (list, tuple)) and any(isinstance(v, (_Slot, list, tuple)) for v in template):
-        parts = [_build(v) for v in template]
-        kind = type(template)
-        return lambda env: kind(p(env) for p in parts)
-    return lambda env: template
+class _Source:
+    """The Python source of a replay: one call per line on local variables
+    (`s<slot>`), the constants and functions passed in as globals."""
 
+    def __init__(self) -> None:
+        self.names: dict = {}
+        self.lines: list[str] = []
 
-def _args_builder(args: tuple) -> Callable[[list], tuple]:
-    """`_build` for a positional argument tuple, with the common case (slots
-    and constants at the top level) as one list copy and a few stores."""
-    if any(isinstance(a, (list, tuple)) and any(isinstance(v, (_Slot, list, tuple)) for v in a) for a in args):
-        parts = [_build(a) for a in args]
-        return lambda env: tuple(p(env) for p in parts)
-    base = [None if isinstance(a, _Slot) else a for a in args]
-    holes = [(i, a.index) for i, a in enumerate(args) if isinstance(a, _Slot)]
+    def const(self, value: Any) -> str:
+        name = f"c{len(self.names)}"
+        self.names[name] = value
+        return name
 
-    def build(env: list) -> list:
-        out = base.copy()
-        for i, s in holes:
-            out[i] = env[s]
-        return out
-    return build
+    def expr(self, template: Any) -> str:
+        if isinstance(template, _Slot):
+            return f"s{template.index}"
+        if isinstance(template, (list, tuple)) and any(isinstance(v, (_Slot, list, tuple)) for v in template):
+            items = ", ".join(self.expr(v) for v in template)
+            return f"[{items}]" if isinstance(template, list) else f"({items},)"
+        return self.const(template)
 
 
 class _Plan:
-    """A recorded forward pass, pruned to the calls its outputs need."""
+    """A recorded forward pass, pruned to the calls its outputs need and
+    compiled to one Python function (`run`)."""
 
-    def __init__(self, rec: _Recorder, rebuild: Callable[[list], Any], outputs: list[int]) -> None:
+    def __init__(self, rec: _Recorder, rebuild: Callable[[dict], Any], outputs: list[int]) -> None:
         needed = set(outputs)
         kept = []
         for step in reversed(rec.steps):
@@ -247,38 +248,31 @@ class _Plan:
         for n, (*_, used) in enumerate(kept):
             for s in used:
                 last_use[s] = n
-        keep_alive = set(outputs)
         frees: list[list[int]] = [[] for _ in kept]
         for s, n in last_use.items():
-            if s not in keep_alive:
-                frees[n].append(s)
-        self.size = len(rec.tainted)
-        self.inputs = rec.inputs
+            if s not in outputs:
+                frees[n].append(s)   # dropped after its last use, as the eager pass would
+        src = _Source()
+        for (fn, args_t, kwargs_t, slots, many, _), free in zip(kept, frees):
+            call = [src.expr(a) for a in args_t] + [f"{k}={src.expr(v)}" for k, v in kwargs_t.items()]
+            target = "".join(f"s{x}, " for x in slots) if many else f"s{slots[0]}"
+            src.lines.append(f"    {target} = {src.const(fn)}({', '.join(call)})")
+            if free:
+                src.lines.append(f"    del {', '.join(f's{x}' for x in sorted(set(free)))}")
+        params = ", ".join(f"s{x}" for x in rec.inputs)
+        results = "".join(f"s{x}, " for x in outputs)
+        code = "\n".join([f"def run({params}):", *src.lines, f"    return ({results})"])
+        scope = dict(src.names)
+        exec(compile(code, "<burnbook replay>", "exec"), scope)  # noqa: S102 - our own generated lines
+        self._run = scope["run"]
+        self.outputs = outputs
         self.rebuild = rebuild
         self.calls = len(kept)
-        self.steps = []
-        for (fn, args_t, kwargs_t, slots, many, _), free in zip(kept, frees):
-            kwargs_b = {k: _build(v) for k, v in kwargs_t.items()}
-            self.steps.append((fn, _args_builder(args_t), kwargs_b, slots, many, tuple(free)))
+        self.source = code
         self.verified = False
 
     def run(self, primitives: list) -> Any:
-        env: list = [None] * self.size
-        for s, p in zip(self.inputs, primitives):
-            env[s] = p
-        for fn, args, kwargs, slots, many, free in self.steps:
-            if kwargs:
-                result = fn(*args(env), **{k: b(env) for k, b in kwargs.items()})
-            else:
-                result = fn(*args(env))
-            if many:
-                for s, r in zip(slots, result):
-                    env[s] = r
-            else:
-                env[slots[0]] = result
-            for s in free:
-                env[s] = None
-        return self.rebuild(env)
+        return self.rebuild(dict(zip(self.outputs, self._run(*primitives))))
 
 
 def _collect(template: Any, used: list) -> None:
@@ -372,8 +366,8 @@ def _signature(args: tuple) -> tuple | None:
     return tuple(sig)
 
 
-def _rebuilder(result: Any, rec: _Recorder, outputs: list) -> Callable[[list], Any]:
-    """A function of the environment giving `result`'s structure (tensors,
+def _rebuilder(result: Any, rec: _Recorder, outputs: list) -> Callable[[dict], Any]:
+    """A function of {slot: primitive} giving `result`'s structure (tensors,
     tuples and lists of them) with the replayed primitives."""
     if isinstance(result, TensorBase):
         index = rec.slot_of.get(id(result._p))

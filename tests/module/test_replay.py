@@ -70,6 +70,23 @@ def test_each_input_shape_gets_its_own_recording():
     assert len(plans) == 3 and all(p["verified"] for p in plans.values())
 
 
+class Scaled(Module):
+    scale: float = 3.0
+    _replay = staticmethod(replay_call)
+
+    def forward(self, x):
+        weights = T2.from_data(np.arange(6, dtype=np.float32).reshape(2, 3))   # made from constants
+        return x * weights.mul_scalar(self.scale) + 1.0
+
+
+def test_calls_on_constants_alone_are_folded_into_the_recording():
+    net = Scaled()
+    for i in range(4):
+        _same(net(_x(i)), net.forward(_x(i)))
+    (plan,) = replay_state(net)["plans"].values()
+    assert plan["calls"] == 2     # the multiply and the add; from_data and mul_scalar ran once
+
+
 class Branchy(Module):
     """Takes a branch on the input's values: can never be replayed."""
 
