@@ -3,8 +3,9 @@
 Every architecture of `tests/importer/zoo.py` is exported once (the legacy
 TorchScript exporter, dynamic batch; cached under burnbook's cache folder,
 `zoo-onnx/<hash of zoo.py>/`), imported with `build_model` on `NdArray`, and its
-forward pass timed beside an onnxruntime `InferenceSession` of the same
-file. The torchvision ImageNet CNNs run at the size they are used at,
+forward pass (`model(x)`, replayed after its first two calls: see
+`burnbook/module/replay.py`) timed beside an onnxruntime `InferenceSession`
+of the same file. The torchvision ImageNet CNNs run at the size they are used at,
 3x224x224, batch 1 (one image: the user-facing latency; the zoo's 32x32 test
 images would time Python's per-operator overhead, not the model); the other
 architectures at their zoo sizes, batch 1 and 8. Both run on one thread (`intra_op_num_threads = 1`; NumPy's BLAS set to
@@ -38,6 +39,9 @@ INTRO = (
     "(the torchvision CNNs on one 3x224x224 image, `batch1-224`, the size they are used at; the others "
     "at the zoo's test sizes, 32x32 images or 7-step sequences, batch 1 and 8) "
     "(`ndarray_1t`: NumPy's BLAS on 1 thread; `onnxruntime_1t`: `intra_op_num_threads = 1`). "
+    "burnbook's forward pass is `model(x)`, which on NdArray replays the NumPy calls recorded "
+    "on the first call (README, 'Importing ONNX models'); the two calls that record and check "
+    "it run before the timing. "
     "Time per forward pass; the ratio is burnbook's time / onnxruntime's (lower is better)."
 )
 
@@ -165,6 +169,8 @@ def _setup_burnbook(name: str):
 
         model = build_model(_exported(name), backend=fw.backend)
         x = ns["x"]
+        model(x)   # recorded (module/replay.py)
+        model(x)   # the replay checked against the eager pass; later calls replay
         ns["forward"] = lambda: model(x)
     return setup
 
