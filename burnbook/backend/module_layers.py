@@ -1,4 +1,4 @@
-"""Whole-layer module ops' defaults: `ModuleOps.lstm`, `gru`, `layer_norm`.
+"""Whole-layer module ops' defaults: `ModuleOps.lstm`, `gru`, `layer_norm`, `gelu`.
 
 A whole LSTM or GRU layer over a sequence is one backend op, so a backend can
 run the recurrence as one tight loop (NdArray does, `ndarray_layers.py`);
@@ -17,6 +17,7 @@ LSTM (input, output, forget, cell), GRU (update, reset, new).
 
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 
@@ -148,3 +149,10 @@ def layer_norm(B: Any, x: Any, gamma: Any, beta: Any, epsilon: float) -> Any:
     g = B.float_reshape(gamma, lead + tuple(B.float_shape(gamma)))
     b = B.float_reshape(beta, lead + tuple(B.float_shape(beta)))
     return B.float_add(B.float_mul(out, g), b)
+
+
+def gelu(B: Any, x: Any) -> Any:
+    """x * Phi(x) with the exact error function: 0.5 x (1 + erf(x / sqrt 2)),
+    in that order of ops (what `activation.gelu` did before it was one op)."""
+    return B.float_mul_scalar(B.float_mul(x, B.float_add_scalar(B.float_erf(B.float_div_scalar(x, math.sqrt(2.0))), 1.0)),
+                              0.5)

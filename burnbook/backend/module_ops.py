@@ -225,7 +225,8 @@ class ModuleOps:
       `[n, T, H]`; `gru(x, ..., hidden, reset_after) -> hiddens`: a whole
       recurrent layer, per-gate weights `[d, H]`/`[H, H]` and biases `[H]` or
       None; `layer_norm(x [..., d], gamma [d], beta [d],
-      epsilon) -> [..., d]` over the last dim. They are composites, not in `MODULE_OPS`: the
+      epsilon) -> [..., d]` over the last dim; `gelu(x) -> x * Phi(x)`
+      (the exact GELU). They are composites, not in `MODULE_OPS`: the
       default runs on any backend's primitives (tracked ones on `Autodiff[B]`,
       so no backward rule of their own), and NdArray overrides them.
     """
@@ -492,6 +493,7 @@ class ModuleOps:
     lstm = classmethod(module_layers.lstm)
     gru = classmethod(module_layers.gru)
     layer_norm = classmethod(module_layers.layer_norm)
+    gelu = classmethod(module_layers.gelu)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -212,3 +212,24 @@ def layer_norm(B: type, x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, epsi
     np.divide(out, np.sqrt(var, var), out)
     np.multiply(out, gamma, out)
     return np.add(out, beta, out)
+
+
+# From this size on the default's five ops are faster: SciPy's ndtr is not
+# vectorised (4096 elements: 26 us either way; 65536: 905 against 402).
+_GELU_NDTR_BELOW = 4096
+
+
+def gelu(B: type, x: np.ndarray) -> np.ndarray:
+    """x * Phi(x), Phi being SciPy's normal CDF (`special.ndtr`, computed in
+    f64 and rounded): two NumPy calls where the formula 0.5 x (1 + erf(x /
+    sqrt 2)) takes five, within 1.5 ulp of the exact value (Phi and the
+    product are each rounded to f32); from `_GELU_NDTR_BELOW` elements on,
+    the default's formula. f16 runs in f32."""
+    if x.size >= _GELU_NDTR_BELOW:
+        return module_layers.gelu(B, x)
+    from scipy.special import ndtr   # imported on first use: SciPy takes ~0.1 s to load
+
+    if x.dtype.char == "e":
+        return np.multiply(x, ndtr(x.astype(np.float32))).astype(np.float16)
+    phi = ndtr(x)
+    return np.multiply(x, phi, out=phi)

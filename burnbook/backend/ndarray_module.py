@@ -302,6 +302,7 @@ class NdArrayModuleOps(ModuleOps):
     lstm = staticmethod(ndarray_layers.lstm)   # a recurrent layer as one NumPy loop
     gru = staticmethod(ndarray_layers.gru)
     layer_norm = classmethod(ndarray_layers.layer_norm)
+    gelu = classmethod(ndarray_layers.gelu)    # x * Phi(x) in two NumPy calls
 
     @staticmethod
     def conv2d(x, weight, bias, options):

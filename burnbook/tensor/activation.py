@@ -70,7 +70,7 @@ def gelu(t: Tensor, approximate: str = "none") -> Tensor:
         return t.mul(sigmoid(t.mul(t).mul_scalar(_GELU_TANH_CUBIC).add_scalar(_GELU_TANH_LINEAR).mul(t)))
     if approximate != "none":
         raise ValueError(f"gelu: approximate={approximate!r}, expected 'none' or 'tanh' (as PyTorch's)")
-    return t.mul(t.div_scalar(math.sqrt(2.0)).erf().add_scalar(1.0)).mul_scalar(0.5)
+    return t._like(t.backend.gelu(t._p))   # one backend op (`ModuleOps.gelu`)
 
 
 def silu(t: Tensor) -> Tensor:
