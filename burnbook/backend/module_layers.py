@@ -1,4 +1,5 @@
-"""Whole-layer module ops' defaults: `ModuleOps.lstm`, `gru`, `layer_norm`, `gelu`.
+"""Whole-layer module ops' defaults: `ModuleOps.lstm`, `gru`, `layer_norm`,
+`gelu`, `hard_sigmoid`.
 
 A whole LSTM or GRU layer over a sequence is one backend op, so a backend can
 run the recurrence as one tight loop (NdArray does, `ndarray_layers.py`);
@@ -156,3 +157,9 @@ def gelu(B: Any, x: Any) -> Any:
     in that order of ops (what `activation.gelu` did before it was one op)."""
     return B.float_mul_scalar(B.float_mul(x, B.float_add_scalar(B.float_erf(B.float_div_scalar(x, math.sqrt(2.0))), 1.0)),
                               0.5)
+
+
+def hard_sigmoid(B: Any, x: Any, alpha: float, beta: float) -> Any:
+    """max(0, min(1, alpha x + beta)) (ONNX's HardSigmoid; MobileNetV3's
+    hard swish is x times it, with alpha 1/6 and beta 1/2)."""
+    return B.float_clamp(B.float_add_scalar(B.float_mul_scalar(x, alpha), beta), 0.0, 1.0)

@@ -226,7 +226,7 @@ class ModuleOps:
       recurrent layer, per-gate weights `[d, H]`/`[H, H]` and biases `[H]` or
       None; `layer_norm(x [..., d], gamma [d], beta [d],
       epsilon) -> [..., d]` over the last dim; `gelu(x) -> x * Phi(x)`
-      (the exact GELU). They are composites, not in `MODULE_OPS`: the
+      (the exact GELU); `hard_sigmoid(x, alpha, beta)`. They are composites, not in `MODULE_OPS`: the
       default runs on any backend's primitives (tracked ones on `Autodiff[B]`,
       so no backward rule of their own), and NdArray overrides them.
     """
@@ -494,6 +494,7 @@ class ModuleOps:
     gru = classmethod(module_layers.gru)
     layer_norm = classmethod(module_layers.layer_norm)
     gelu = classmethod(module_layers.gelu)
+    hard_sigmoid = classmethod(module_layers.hard_sigmoid)
 
 
 @functools.lru_cache(maxsize=1024)

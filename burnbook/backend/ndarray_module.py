@@ -303,6 +303,7 @@ class NdArrayModuleOps(ModuleOps):
     gru = staticmethod(ndarray_layers.gru)
     layer_norm = classmethod(ndarray_layers.layer_norm)
     gelu = classmethod(ndarray_layers.gelu)    # x * Phi(x) in two NumPy calls
+    hard_sigmoid = classmethod(ndarray_layers.hard_sigmoid)
 
     @staticmethod
     def conv2d(x, weight, bias, options):

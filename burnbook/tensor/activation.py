@@ -116,4 +116,5 @@ def quiet_softmax(t: Tensor, dim: int) -> Tensor:
 
 
 def hard_sigmoid(t: Tensor, alpha: float = 0.2, beta: float = 0.5) -> Tensor:
-    return t.mul_scalar(alpha).add_scalar(beta).clamp(0.0, 1.0)
+    """max(0, min(1, alpha x + beta)): one backend op (`ModuleOps.hard_sigmoid`)."""
+    return t._like(t.backend.hard_sigmoid(t._p, float(alpha), float(beta)))
