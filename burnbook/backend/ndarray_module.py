@@ -27,7 +27,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from . import ndarray_layers
-from .module_ops import ModuleOps, conv_output_size, conv_transpose_output_size, pool_output_size
+from .module_ops import ConvOptions, ModuleOps, conv_output_size, conv_transpose_output_size, pool_output_size
 
 
 def _pad(x: np.ndarray, pads, value: float = 0.0) -> np.ndarray:
@@ -304,6 +304,29 @@ class NdArrayModuleOps(ModuleOps):
     layer_norm = classmethod(ndarray_layers.layer_norm)
     gelu = classmethod(ndarray_layers.gelu)    # x * Phi(x) in two NumPy calls
     hard_sigmoid = classmethod(ndarray_layers.hard_sigmoid)
+
+    @staticmethod
+    def conv1d(x, weight, bias, options):
+        """`[N, C, L]`: ungrouped, one GEMM over the whole batch on an im2col
+        built in one copy (`[C*k, N*Lo]`, batch inner); grouped, conv2d's
+        paths on a `[N, C, 1, L]` view."""
+        if options.groups != 1:
+            opts = ConvOptions((1,) + tuple(options.stride), (0,) + tuple(options.padding),
+                               (1,) + tuple(options.dilation), options.groups)
+            return NdArrayModuleOps.conv2d(x[:, :, None], weight[:, :, None], bias, opts)[:, :, 0]
+        n, c, length = x.shape
+        o, _, k = weight.shape
+        (s,), (p,), (d,) = options.stride, options.padding, options.dilation
+        lo = conv_output_size(length, k, s, p, d)
+        dt = np.result_type(x, weight)
+        xp = np.zeros((c, n, max(length + 2 * p, (lo - 1) * s + d * (k - 1) + 1)), dtype=dt)
+        xp[:, :, p:p + length] = x.transpose(1, 0, 2)
+        s_c, s_n, s_l = xp.strides
+        cols = as_strided(xp, (c, k, n, lo), (s_c, d * s_l, s_n, s * s_l), writeable=False).reshape(c * k, n * lo)
+        y = (weight.reshape(o, c * k) @ cols).reshape(o, n, lo)
+        if bias is not None:
+            y += bias.reshape(o, 1, 1)
+        return y.reshape(1, o, lo) if n == 1 else np.ascontiguousarray(y.transpose(1, 0, 2))
 
     @staticmethod
     def conv2d(x, weight, bias, options):
