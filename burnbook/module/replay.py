@@ -231,7 +231,7 @@ class _Plan:
     """A recorded forward pass, pruned to the calls its outputs need and
     compiled to one Python function (`run`)."""
 
-    def __init__(self, rec: _Recorder, rebuild: Callable[[dict], Any], outputs: list[int]) -> None:
+    def __init__(self, rec: _Recorder, result: Any, outputs: list[int]) -> None:
         needed = set(outputs)
         kept = []
         for step in reversed(rec.steps):
@@ -260,19 +260,16 @@ class _Plan:
             if free:
                 src.lines.append(f"    del {', '.join(f's{x}' for x in sorted(set(free)))}")
         params = ", ".join(f"s{x}" for x in rec.inputs)
-        results = "".join(f"s{x}, " for x in outputs)
-        code = "\n".join([f"def run({params}):", *src.lines, f"    return ({results})"])
+        code = "\n".join([f"def run({params}):", *src.lines, f"    return {_rebuilt(result, rec, src)}"])
         scope = dict(src.names)
         exec(compile(code, "<burnbook replay>", "exec"), scope)  # noqa: S102 - our own generated lines
         self._run = scope["run"]
-        self.outputs = outputs
-        self.rebuild = rebuild
         self.calls = len(kept)
         self.source = code
         self.verified = False
 
     def run(self, primitives: list) -> Any:
-        return self.rebuild(dict(zip(self.outputs, self._run(*primitives))))
+        return self._run(*primitives)
 
 
 def _collect(template: Any, used: list) -> None:
@@ -366,21 +363,28 @@ def _signature(args: tuple) -> tuple | None:
     return tuple(sig)
 
 
-def _rebuilder(result: Any, rec: _Recorder, outputs: list) -> Callable[[dict], Any]:
-    """A function of {slot: primitive} giving `result`'s structure (tensors,
-    tuples and lists of them) with the replayed primitives."""
+def _outputs(result: Any, rec: _Recorder, outputs: list) -> None:
+    """Append the slots of `result`'s tensors (tensors, tuples and lists of
+    them) to `outputs`; anything else cannot be replayed."""
     if isinstance(result, TensorBase):
         index = rec.slot_of.get(id(result._p))
         if index is None:
             raise _Stop("the output is not the result of a recorded call")
         outputs.append(index)
-        cls = type(result)
-        return lambda env: cls._wrap(env[index])
-    if isinstance(result, (list, tuple)):
-        parts = [_rebuilder(r, rec, outputs) for r in result]
-        kind = type(result)
-        return lambda env: kind(p(env) for p in parts)
-    raise _Stop(f"the forward pass returns {type(result).__name__}")
+    elif type(result) in (list, tuple):   # a tuple subclass (a named tuple) is not rebuilt
+        for r in result:
+            _outputs(r, rec, outputs)
+    else:
+        raise _Stop(f"the forward pass returns {type(result).__name__}")
+
+
+def _rebuilt(result: Any, rec: _Recorder, src: _Source) -> str:
+    """The expression giving `result`'s structure with the replayed primitives
+    (a tensor class's `_wrap` per tensor)."""
+    if isinstance(result, TensorBase):
+        return f"{src.const(type(result))}._wrap(s{rec.slot_of[id(result._p)]})"
+    items = ", ".join(_rebuilt(r, rec, src) for r in result)
+    return f"[{items}]" if isinstance(result, list) else f"({items},)"
 
 
 def _record(module: Any, args: tuple, constants: dict) -> tuple[Any, _Plan | str]:
@@ -399,10 +403,10 @@ def _record(module: Any, args: tuple, constants: dict) -> tuple[Any, _Plan | str
         return result, rec.failure
     try:
         outputs: list[int] = []
-        rebuild = _rebuilder(result, rec, outputs)
+        _outputs(result, rec, outputs)
     except _Stop as stop:
         return result, str(stop)
-    plan = _Plan(rec, rebuild, outputs)
+    plan = _Plan(rec, result, outputs)
     rec.keep.clear()
     return result, plan
 
