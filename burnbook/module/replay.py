@@ -422,6 +422,9 @@ def _same(a: Any, b: Any) -> bool:
 def replay_call(module: Any, args: tuple, kwargs: dict) -> Any:
     """`module(*args)` through its recording where it can be replayed, else
     `module.forward(*args, **kwargs)`."""
+    rec = _active
+    if rec is not None and rec.thread == threading.get_ident():
+        return module.forward(*args, **kwargs)   # inside another module's recording: part of it
     sig = None if kwargs or "forward" in vars(module) else _signature(args)
     if sig is None:   # keyword arguments, a forward set on the instance, or not NdArray
         return module.forward(*args, **kwargs)

@@ -216,6 +216,22 @@ def test_a_forward_pass_that_raises_while_recording_leaves_nothing_behind():
         _same(net(_x(i)), net.forward(_x(i)))
 
 
+class Outer(Module):
+    inner: object
+    _replay = staticmethod(replay_call)
+
+    def forward(self, x):
+        return self.inner(x) * 3.0
+
+
+def test_a_replayed_module_inside_another_is_recorded_as_part_of_it():
+    net = Outer(inner=_net())
+    for i in range(4):
+        _same(net(_x(i)), net.forward(_x(i)))
+    (plan,) = replay_state(net)["plans"].values()
+    assert plan["verified"] and plan["calls"] >= 5   # the inner module's calls and the outer multiply
+
+
 def test_a_replayed_module_is_freed_with_its_recordings():
     import gc
     import weakref
