@@ -93,6 +93,7 @@ CLASS = [  # (replacement of the class line, what the error names)
     ("class Model(Module):\n    import os", "Import statement in the class body"),
     ("class Model(Module):\n    def __getattr__(self, n):\n        return 1", "FunctionDef '__getattr__'"),
     ("class Model(Module):\n    x = 1", "Assign statement in the class body"),
+    ("class Model(Module):\n    _replay = print", "Assign statement in the class body"),
     ("class Model(Module, metaclass=type):", "must derive from Module alone"),
     ("@staticmethod\nclass Model(Module):", "must derive from Module alone"),
     ("class Other(Module):", "ClassDef 'Other' (expected 'Model')"),
@@ -103,6 +104,13 @@ CLASS = [  # (replacement of the class line, what the error names)
 def test_a_foreign_class_shape_is_refused(source, text, what):
     with pytest.raises(OnnxImportError, match=re.escape(what)):
         check_source(source.replace("class Model(Module):", text), "Model")
+
+
+def test_the_replay_hook_is_admitted_once(source):
+    hook = "    _replay = replay_call"
+    assert hook in source
+    with pytest.raises(OnnxImportError, match="Assign statement in the class body"):
+        check_source(source.replace(hook, hook + "\n" + hook), "Model")
 
 
 @pytest.mark.parametrize("char", ["\r", "\x0c", "\x0b", "\x00", "\x85", "\u2028", "\u202e", "\u00e9"])

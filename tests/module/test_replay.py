@@ -299,3 +299,25 @@ def test_an_imported_model_replays_and_agrees_with_onnxruntime():
     # the shape arithmetic (Shape, Gather, Concat) ran once, while recording:
     # only the reshape, the matmul, the bias and the ReLU are replayed
     assert all(p["calls"] <= 5 for p in plans.values()), plans
+
+
+def test_a_modelgen_file_replays_too(tmp_path):
+    """The generated class itself sets the hook (`_replay = replay_call`), so
+    a model built from ModelGen's files replays as `build_model`'s does."""
+    import importlib.util
+
+    from burnbook.importer.onnx import ModelGen
+
+    path = tmp_path / "flatten_mlp.onnx"
+    onnx.save(_flatten_mlp(), str(path))
+    result = ModelGen().input(path).out_dir(tmp_path / "model").run()
+    assert "_replay = replay_call" in result.source_path.read_text()
+    spec = importlib.util.spec_from_file_location("flatten_mlp_generated", result.source_path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    model = module.Model.default(backend=NdArray)
+    x = Tensor[NdArray, 3].from_data(np.random.default_rng(2).standard_normal((3, 2, 3)).astype(np.float32))
+    for _ in range(3):
+        _same(model(x), model.forward(x))
+    (plan,) = replay_state(model)["plans"].values()
+    assert plan["verified"]

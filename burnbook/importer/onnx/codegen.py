@@ -314,7 +314,8 @@ def _imports(body: str) -> str:
     lines = [f"from burnbook import {', '.join(names)}"] if names else []
     if "onnx_ops." in body:
         lines.append("from burnbook.importer.onnx import runtime as onnx_ops")
-    lines.append("from burnbook.module import Module" + (", Param" if re.search(r"\bParam\b", body) else ""))
+    lines.append("from burnbook.module import Module" + (", Param" if re.search(r"\bParam\b", body) else "")
+                 + ", replay_call")
     lines.append("from burnbook.nn.common import resolve_backend")
     lines.append("from burnbook.record import FullPrecisionSettings, NamedMpkFileRecorder")
     if "activation." in body:
@@ -341,6 +342,7 @@ def module_source(low: Lowering, class_name: str, inputs: list[str], outputs: li
         out.append(f"    {f.name}: {f.annotation}")
     if low.fields:
         out.append("")
+    out += ["    _replay = replay_call  # on NdArray, model(x) replays its recorded calls", ""]
     out += [
         "    @classmethod",
         f'    def new(cls, device: Any = None, backend: type | None = None) -> "{class_name}":',

@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 
 from burnbook._atomic import atomic_write
-from burnbook.module.replay import replay_call
 from .codegen import identifier, module_source
 from .fold import fold_model
 from .fuse import fuse_patterns
@@ -105,7 +104,6 @@ def build_model(model: Any, device: Any = None, backend: type | None = None, cla
     gen = generate(model, class_name)
     module = load_source(gen.source)
     cls = getattr(module, class_name)
-    cls._replay = staticmethod(replay_call)   # NdArray inference replays its recorded calls
     return with_weights(cls.new(device, backend), gen.weights)
 
 
