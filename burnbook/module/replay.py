@@ -26,7 +26,10 @@ replayed only where the input's values cannot have changed what it did:
   holds changed: a changed module is recorded again.
 
 The second call of a signature runs eagerly and by replay and keeps the
-replay only when both agree bit for bit. Replays do not re-run `forward`'s
+replay only when both agree bit for bit. Eight recordings are kept per
+module, the oldest dropped; a recording costs several eager passes, so a
+module whose input shapes never repeat (eight recorded, none replayed)
+stops recording and runs eagerly. Replays do not re-run `forward`'s
 Python, so its side effects (prints, counters, Python's `random`) happen
 only on the first two calls. Only plain `NdArray` replays (nothing is
 tracked for autodiff); other backends, keyword arguments and a `forward`
@@ -54,7 +57,10 @@ _NOT_OPS = frozenset({"Device", "InnerBackend", "default_device", "name", "missi
 _META = ("_shape", "_dtype", "_device")
 # Ops that change the backend's state: a forward pass calling them is not replayed.
 _STATEFUL = frozenset({"seed", "rng_state", "set_rng_state"})
-_MAX_SIGNATURES = 8   # recordings kept per module (one per input shape)
+_MAX_SIGNATURES = 8   # recordings kept per module (one per input shape), the oldest dropped
+# A recording costs several eager passes (~7x): a module whose input shapes
+# never repeat stops recording once this many were made and none replayed.
+_RECORDINGS_WITHOUT_REPLAY = 8
 
 
 class _Slot:
@@ -320,6 +326,8 @@ class _State:
         self.writes = -1            # `Writes.count` when the fingerprint was taken
         self.plans: dict = {}
         self.disabled: str | None = None
+        self.recorded = 0           # recordings made, and replays run, over the module's life
+        self.replayed = 0
         self.eager: str | None = None   # why the module runs eagerly (not on NdArray)
 
     def check(self, module: Any) -> bool:
@@ -435,14 +443,20 @@ def replay_call(module: Any, args: tuple, kwargs: dict) -> Any:
         return module.forward(*args)
     plan = state.plans.get(sig)
     if plan is None:
+        if state.recorded >= _RECORDINGS_WITHOUT_REPLAY and not state.replayed:
+            state.disabled = (f"{state.recorded} input signatures recorded and none replayed: "
+                              "the shapes do not repeat")
+            return module.forward(*args)
         if len(state.plans) >= _MAX_SIGNATURES:
-            state.plans.clear()
+            del state.plans[next(iter(state.plans))]
+        state.recorded += 1
         result, state.plans[sig] = _record(module, args, {id(p): p for p in state.primitives})
         return result
     if isinstance(plan, str):
         return module.forward(*args)
     primitives_in = [a._p for a in args if isinstance(a, TensorBase)]
     if plan.verified:
+        state.replayed += 1
         return plan.run(primitives_in)
     eager = module.forward(*args)
     try:

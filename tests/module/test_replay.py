@@ -61,6 +61,15 @@ def test_replay_gives_the_eager_values_for_new_inputs_without_running_forward():
     assert plan["verified"] and plan["calls"] >= 4
 
 
+def test_shapes_that_never_repeat_stop_the_recording():
+    net = _net()
+    for rows in range(1, 12):          # each shape once: recorded, never replayed
+        _same(net(_x(rows, rows)), net.forward(_x(rows, rows)))
+    state = replay_state(net)
+    assert "none replayed" in state["disabled"]
+    _same(net(_x(0, 3)), net.forward(_x(0, 3)))
+
+
 def test_each_input_shape_gets_its_own_recording():
     net = _net()
     for i in range(4):
