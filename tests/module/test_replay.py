@@ -241,6 +241,36 @@ def test_a_replayed_module_inside_another_is_recorded_as_part_of_it():
     assert plan["verified"] and plan["calls"] >= 5   # the inner module's calls and the outer multiply
 
 
+def test_threads_calling_one_module_get_the_eager_values():
+    """Recording patches NdArray for its own thread only: other threads'
+    calls, replayed or eager, see the plain ops, and nothing deadlocks."""
+    import threading
+
+    net = _net()
+    other = _net(seed=3)
+    xs = [_x(i, rows=1 + i % 3) for i in range(12)]
+    want = [net.forward(x).to_numpy() for x in xs]
+    want_other = [other.forward(x).to_numpy() for x in xs]
+    errors: list = []
+
+    def work(model, expected) -> None:
+        try:
+            for _ in range(5):
+                for x, w in zip(xs, expected):
+                    np.testing.assert_array_equal(model(x).to_numpy(), w)
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(m, w)) for m, w in
+               ((net, want), (net, want), (other, want_other), (other, want_other))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in threads), "a thread hung"
+    assert not errors, errors[0]
+
+
 def test_a_replayed_module_is_freed_with_its_recordings():
     import gc
     import weakref
