@@ -27,7 +27,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from . import ndarray_layers
-from .module_ops import ConvOptions, ModuleOps, conv_output_size, conv_transpose_output_size, pool_output_size
+from .module_ops import ModuleOps, conv_output_size, conv_transpose_output_size, pool_output_size
 
 
 def _pad(x: np.ndarray, pads, value: float = 0.0) -> np.ndarray:
@@ -150,6 +150,25 @@ def _unit_stride(options) -> bool:
 # stride phases of x are split once (see `_phases`) so that every tap is a
 # contiguous run of a flat plane, as in `_row_taps`.
 
+def _phase_blocks(h: int, w: int, pads, stride):
+    """How an `[H, W]` plane zero-padded by `pads` splits by stride phase:
+    (Hq, Wq), each phase's size, and per phase (a, b) (the padded rows a::sh
+    and columns b::sw) the block of it that x fills and x's rows and columns
+    that fill it, as ((a, b), (phase rows, phase cols), (x rows, x cols))."""
+    (top, bottom), (left, right), (sh, sw) = *pads, stride
+    hq, wq = -(-(h + top + bottom) // sh), -(-(w + left + right) // sw)
+    blocks = []
+    for a in range(sh):
+        y0 = (a - top) % sh                  # x's first row in phase a
+        r0, rows = (y0 + top) // sh, len(range(y0, h, sh))
+        for b in range(sw):
+            x0 = (b - left) % sw
+            q0, cols = (x0 + left) // sw, len(range(x0, w, sw))
+            blocks.append(((a, b), (slice(r0, r0 + rows), slice(q0, q0 + cols)),
+                           (slice(y0, None, sh), slice(x0, None, sw))))
+    return (hq, wq), blocks
+
+
 def _phases(x: np.ndarray, pads, stride) -> tuple[np.ndarray, int, int]:
     """`x [N, C, H, W]` zero-padded by `pads` and split by stride phase into
     `[N, C, sh*sw, Lq]` (phase (a, b) holds the padded rows a::sh and columns
@@ -157,28 +176,27 @@ def _phases(x: np.ndarray, pads, stride) -> tuple[np.ndarray, int, int]:
     Tap (i, j) of output row r, column q reads phase (i*dh % sh, j*dw % sw)
     at row i*dh // sh + r, column j*dw // sw + q. One copy of x in all."""
     n, c, h, w = x.shape
-    (top, bottom), (left, right), (sh, sw) = *pads, stride
-    hq, wq = -(-(h + top + bottom) // sh), -(-(w + left + right) // sw)
-    buf = np.zeros((n, c, sh, sw, hq + 1, wq), dtype=x.dtype)
-    for a in range(sh):
-        y0 = (a - top) % sh                  # x's first row in phase a
-        rows = len(range(y0, h, sh))
-        r0 = (y0 + top) // sh
-        for b in range(sw):
-            x0 = (b - left) % sw
-            cols = len(range(x0, w, sw))
-            q0 = (x0 + left) // sw
-            buf[:, :, a, b, r0 : r0 + rows, q0 : q0 + cols] = x[:, :, y0::sh, x0::sw]
-    return buf.reshape(n, c, sh * sw, (hq + 1) * wq), hq, wq
+    (hq, wq), blocks = _phase_blocks(h, w, pads, stride)
+    buf = np.zeros((n, c, *stride, hq + 1, wq), dtype=x.dtype)
+    for (a, b), (rows, cols), (x_rows, x_cols) in blocks:
+        buf[:, :, a, b, rows, cols] = x[:, :, x_rows, x_cols]
+    return buf.reshape(n, c, stride[0] * stride[1], (hq + 1) * wq), hq, wq
 
 
-def _tap_runs(kernel, stride, dilation, wq: int):
-    """(i, j, phase, offset) of each kernel tap in `_phases`' flat planes."""
+def _tap_phases(kernel, stride, dilation):
+    """(i, j, phase, row, column) of each kernel tap: the stride phase it
+    reads and its offset there, in `_phase_blocks`' layout."""
     (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
     for i in range(kh):
         for j in range(kw):
             r, s = i * dh, j * dw
-            yield i, j, (r % sh) * sw + s % sw, (r // sh) * wq + s // sw
+            yield i, j, (r % sh) * sw + s % sw, r // sh, s // sw
+
+
+def _tap_runs(kernel, stride, dilation, wq: int):
+    """(i, j, phase, offset) of each kernel tap in `_phases`' flat planes."""
+    for i, j, phase, row, col in _tap_phases(kernel, stride, dilation):
+        yield i, j, phase, row * wq + col
 
 
 def _depthwise_conv(x: np.ndarray, weight: np.ndarray, pads, stride, dilation, out) -> np.ndarray:
@@ -225,34 +243,26 @@ def _depthwise_conv_channels_last(x: np.ndarray, weight: np.ndarray, pads, strid
     match (cached per weight array)."""
     n, c, h, w = x.shape
     kh, kw = weight.shape[2:]
-    (top, bottom), (left, right) = pads
-    (sh, sw), (dh, dw), (ho, wo) = stride, dilation, out
+    (sh, sw), (ho, wo) = stride, out
     dt = np.result_type(x, weight)
-    hq, wq = -(-(h + top + bottom) // sh), -(-(w + left + right) // sw)
+    (hq, wq), blocks = _phase_blocks(h, w, pads, stride)
     phases = np.zeros((sh * sw, n, hq, wq, c), dtype=dt)
     xt = x.transpose(0, 2, 3, 1)
-    for a in range(sh):
-        y0 = (a - top) % sh                  # x's first row in phase a
-        rows, r0 = len(range(y0, h, sh)), (y0 + top) // sh
-        for b in range(sw):
-            x0 = (b - left) % sw
-            cols, q0 = len(range(x0, w, sw)), (x0 + left) // sw
-            phases[a * sw + b, :, r0:r0 + rows, q0:q0 + cols] = xt[:, y0::sh, x0::sw]
+    for (a, b), (rows, cols), (x_rows, x_cols) in blocks:
+        phases[a * sw + b, :, rows, cols] = xt[:, x_rows, x_cols]
     flat = phases.reshape(sh * sw, n, hq, wq * c)
     taps = ndarray_layers.cached(
         f"depthwise {wo} {dt.str}", (weight,),
         lambda: (np.tile(np.ascontiguousarray(weight.reshape(c, kh * kw).T, dtype=dt), (1, wo)),))[0]
     acc = np.empty((n, ho, wo * c), dtype=dt)
     tmp = np.empty_like(acc)
-    for i in range(kh):
-        for j in range(kw):
-            r, q = i * dh, j * dw
-            view = flat[(r % sh) * sw + q % sw, :, r // sh: r // sh + ho, (q // sw) * c: (q // sw + wo) * c]
-            if i == j == 0:
-                np.multiply(view, taps[0], out=acc)
-            else:
-                np.multiply(view, taps[i * kw + j], out=tmp)
-                acc += tmp
+    for i, j, phase, row, col in _tap_phases((kh, kw), stride, dilation):
+        view = flat[phase, :, row: row + ho, col * c: (col + wo) * c]
+        if i == j == 0:
+            np.multiply(view, taps[0], out=acc)
+        else:
+            np.multiply(view, taps[i * kw + j], out=tmp)
+            acc += tmp
     return np.ascontiguousarray(acc.reshape(n, ho, wo, c).transpose(0, 3, 1, 2))
 
 
@@ -315,15 +325,13 @@ class NdArrayModuleOps(ModuleOps):
     gelu = classmethod(ndarray_layers.gelu)    # x * Phi(x) in two NumPy calls
     hard_sigmoid = classmethod(ndarray_layers.hard_sigmoid)
 
-    @staticmethod
-    def conv1d(x, weight, bias, options):
+    @classmethod
+    def conv1d(cls, x, weight, bias, options):
         """`[N, C, L]`: ungrouped, one GEMM over the whole batch on an im2col
-        built in one copy (`[C*k, N*Lo]`, batch inner); grouped, conv2d's
-        paths on a `[N, C, 1, L]` view."""
+        built in one copy (`[C*k, N*Lo]`, batch inner); grouped, the default's
+        conv2d on a `[N, C, 1, L]` view."""
         if options.groups != 1:
-            opts = ConvOptions((1,) + tuple(options.stride), (0,) + tuple(options.padding),
-                               (1,) + tuple(options.dilation), options.groups)
-            return NdArrayModuleOps.conv2d(x[:, :, None], weight[:, :, None], bias, opts)[:, :, 0]
+            return super().conv1d(x, weight, bias, options)
         n, c, length = x.shape
         o, _, k = weight.shape
         (s,), (p,), (d,) = options.stride, options.padding, options.dilation

@@ -38,6 +38,7 @@ set on the instance run eagerly.
 
 from __future__ import annotations
 
+import operator
 import threading
 import weakref
 from typing import Any, Callable
@@ -237,7 +238,10 @@ class _Plan:
     """A recorded forward pass, pruned to the calls its outputs need and
     compiled to one Python function (`run`)."""
 
-    def __init__(self, rec: _Recorder, result: Any, outputs: list[int]) -> None:
+    def __init__(self, rec: _Recorder, result: Any) -> None:
+        src = _Source()
+        outputs: list[int] = []
+        returned = _rebuilt(result, rec, src, outputs)
         needed = set(outputs)
         kept = []
         for step in reversed(rec.steps):
@@ -258,7 +262,6 @@ class _Plan:
         for s, n in last_use.items():
             if s not in outputs:
                 frees[n].append(s)   # dropped after its last use, as the eager pass would
-        src = _Source()
         for (fn, args_t, kwargs_t, slots, many, _), free in zip(kept, frees):
             call = [src.expr(a) for a in args_t] + [f"{k}={src.expr(v)}" for k, v in kwargs_t.items()]
             target = "".join(f"s{x}, " for x in slots) if many else f"s{slots[0]}"
@@ -266,12 +269,11 @@ class _Plan:
             if free:
                 src.lines.append(f"    del {', '.join(f's{x}' for x in sorted(set(free)))}")
         params = ", ".join(f"s{x}" for x in rec.inputs)
-        code = "\n".join([f"def run({params}):", *src.lines, f"    return {_rebuilt(result, rec, src)}"])
+        code = "\n".join([f"def run({params}):", *src.lines, f"    return {returned}"])
         scope = dict(src.names)
         exec(compile(code, "<burnbook replay>", "exec"), scope)  # noqa: S102 - our own generated lines
         self._run = scope["run"]
         self.calls = len(kept)
-        self.source = code
         self.verified = False
 
     def run(self, primitives: list) -> Any:
@@ -315,11 +317,10 @@ def _walk(root: Any) -> tuple[list, list] | None:
 
 class _State:
     """One module's recordings: {input signature: _Plan | reason string},
-    valid while the module holds the same objects (`fingerprint`, their ids;
-    `pinned` keeps them alive so that no id can be reused by a newcomer)."""
+    valid while the module holds the very objects in `pinned` (which also
+    keeps them alive, so that none is replaced by a newcomer at its address)."""
 
     def __init__(self) -> None:
-        self.fingerprint: tuple | None = None
         self.pinned: list = []
         self.primitives: list = []
         self.lists: list = []       # (list, ids of its items): lists change without a `Writes`
@@ -341,14 +342,12 @@ class _State:
         if walked is None:
             self.eager, self.plans, self.pinned, self.primitives, self.lists = (
                 "a tensor of the module is not on plain NdArray", {}, [], [], [])
-            self.fingerprint = None
             return False
         objects, primitives = walked
         del objects[0]   # the module itself: pinning it here would keep it alive through `_states`
         self.eager = None
-        fingerprint = tuple(map(id, objects))
-        if fingerprint != self.fingerprint:
-            self.fingerprint, self.pinned, self.primitives, self.plans = fingerprint, objects, primitives, {}
+        if len(objects) != len(self.pinned) or not all(map(operator.is_, objects, self.pinned)):
+            self.pinned, self.primitives, self.plans = objects, primitives, {}
         self.lists = [(o, tuple(map(id, o))) for o in objects if type(o) is list]
         return True
 
@@ -371,27 +370,20 @@ def _signature(args: tuple) -> tuple | None:
     return tuple(sig)
 
 
-def _outputs(result: Any, rec: _Recorder, outputs: list) -> None:
-    """Append the slots of `result`'s tensors (tensors, tuples and lists of
-    them) to `outputs`; anything else cannot be replayed."""
+def _rebuilt(result: Any, rec: _Recorder, src: _Source, outputs: list) -> str:
+    """The expression giving `result`'s structure (tensors, tuples and lists
+    of them) with the replayed primitives, a tensor class's `_wrap` per
+    tensor; the tensors' slots are appended to `outputs`. Anything else
+    cannot be replayed."""
     if isinstance(result, TensorBase):
         index = rec.slot_of.get(id(result._p))
         if index is None:
             raise _Stop("the output is not the result of a recorded call")
         outputs.append(index)
-    elif type(result) in (list, tuple):   # a tuple subclass (a named tuple) is not rebuilt
-        for r in result:
-            _outputs(r, rec, outputs)
-    else:
+        return f"{src.const(type(result))}._wrap(s{index})"
+    if type(result) not in (list, tuple):   # a tuple subclass (a named tuple) is not rebuilt
         raise _Stop(f"the forward pass returns {type(result).__name__}")
-
-
-def _rebuilt(result: Any, rec: _Recorder, src: _Source) -> str:
-    """The expression giving `result`'s structure with the replayed primitives
-    (a tensor class's `_wrap` per tensor)."""
-    if isinstance(result, TensorBase):
-        return f"{src.const(type(result))}._wrap(s{rec.slot_of[id(result._p)]})"
-    items = ", ".join(_rebuilt(r, rec, src) for r in result)
+    items = ", ".join(_rebuilt(r, rec, src, outputs) for r in result)
     return f"[{items}]" if isinstance(result, list) else f"({items},)"
 
 
@@ -410,12 +402,11 @@ def _record(module: Any, args: tuple, constants: dict) -> tuple[Any, _Plan | str
     if rec.failure is not None:
         return result, rec.failure
     try:
-        outputs: list[int] = []
-        _outputs(result, rec, outputs)
+        plan = _Plan(rec, result)
     except _Stop as stop:
         return result, str(stop)
-    plan = _Plan(rec, result, outputs)
-    rec.keep.clear()
+    finally:
+        rec.keep.clear()
     return result, plan
 
 
