@@ -12,7 +12,8 @@ also turn glibc's adaptation off, so the behaviour does not depend on what
 ran before.
 
 Only glibc's `mallopt` is called; elsewhere (macOS, Windows, musl) nothing
-changes. `BURNBOOK_MALLOC=system` leaves the allocator as it was.
+changes. `BURNBOOK_MALLOC=system` leaves the allocator as it was
+(`keep`, or unset, is the default); any other value is an error.
 """
 
 from __future__ import annotations
@@ -36,11 +37,15 @@ _state = "not configured"
 
 def keep_freed_memory() -> bool:
     """Set glibc's mmap and trim thresholds (once per process); True when
-    they are in force. Idempotent, and never raises."""
+    they are in force. Idempotent; raises ValueError only for a value of
+    `BURNBOOK_MALLOC` other than `keep` and `system`."""
     global _state
     if _state.startswith("glibc"):
         return True
-    if os.environ.get("BURNBOOK_MALLOC", "").strip().lower() == "system":
+    choice = os.environ.get("BURNBOOK_MALLOC", "").strip().lower() or "keep"
+    if choice not in ("keep", "system"):
+        raise ValueError(f"BURNBOOK_MALLOC={os.environ['BURNBOOK_MALLOC']!r}: expected keep or system")
+    if choice == "system":
         _state = "system default (BURNBOOK_MALLOC=system)"
         return False
     if not sys.platform.startswith("linux"):

@@ -68,6 +68,13 @@ def test_opting_out_leaves_glibc_defaults_which_fault_every_time():
     assert faults > 50 * 2000, f"only {faults} page faults with glibc's defaults"
 
 
+def test_an_unknown_setting_is_an_error_naming_the_variable():
+    run = subprocess.run([sys.executable, "-c", "import burnbook"], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "BURNBOOK_MALLOC": "sytem"})
+    assert run.returncode != 0
+    assert "BURNBOOK_MALLOC='sytem': expected keep or system" in run.stderr
+
+
 def test_state_names_what_was_done():
     assert _malloc.state().startswith(("glibc", "system default"))
     assert _malloc.keep_freed_memory() is _malloc.state().startswith("glibc")
