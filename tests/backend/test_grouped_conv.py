@@ -137,3 +137,19 @@ def test_depthwise_forward_channels_last_and_planar_give_the_same_bits(case, bat
     ref = F.conv2d(torch.tensor(x, dtype=torch.float64), torch.tensor(w, dtype=torch.float64), None,
                    opts.stride, opts.padding, opts.dilation, c).numpy()
     np.testing.assert_allclose(last, ref, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("size, stride", [(9, 1), (33, 2), (33, 1)])
+def test_conv2d_of_a_non_contiguous_input_without_padding(size, stride):
+    """NdArray's im2col reads windows through a strided view of the (padded)
+    input; an input that is itself a strided view and needs no padding is
+    read in place (`as_strided`), and gives the values of its contiguous copy."""
+    rng = np.random.default_rng(size + stride)
+    x = rng.standard_normal((2, size, size, 3)).astype(np.float32).transpose(0, 3, 1, 2)   # [N, C, H, W] view
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    opts = ConvOptions((stride, stride), (0, 0), (1, 1), 1)
+    assert not x.flags.c_contiguous
+    got = NdArray.conv2d(x, w, None, opts)
+    np.testing.assert_array_equal(got, NdArray.conv2d(np.ascontiguousarray(x), w, None, opts))
+    ref = F.conv2d(torch.tensor(x, dtype=torch.float64), torch.tensor(w, dtype=torch.float64), None, stride).numpy()
+    np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)
