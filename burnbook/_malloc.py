@@ -5,9 +5,8 @@ NumPy takes every array from malloc. By default glibc serves a block above a
 threshold (128 KiB at first, raised as blocks are freed) with fresh pages
 from mmap and returns the top of its heap to the OS once more than twice
 that is free. A forward pass that allocates and frees the same few megabytes
-on every call then has the kernel fault in and zero those pages every time:
-squeezenet1_1 on one 224x224 image took 4,200 page faults and 15 ms per
-pass, 8.3 ms with the thresholds below (and no faults). Fixed thresholds
+on every call then has the kernel fault in and zero those pages every time
+(`tests/test_malloc.py` counts the faults of that pattern both ways). Fixed thresholds
 also turn glibc's adaptation off, so the behaviour does not depend on what
 ran before.
 

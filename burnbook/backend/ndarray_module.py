@@ -45,9 +45,9 @@ def _pad(x: np.ndarray, pads, value: float = 0.0) -> np.ndarray:
 
 def _strided(a: np.ndarray, shape, strides) -> np.ndarray:
     """A view of `a`'s memory with `shape` and `strides` (bytes), to be read
-    only. NumPy's array constructor makes it in a tenth of `as_strided`'s
-    time, and checks that it stays inside the buffer; it needs a contiguous
-    `a`, anything else goes through `as_strided`."""
+    only. NumPy's array constructor makes it without `as_strided`'s Python
+    detour, and checks that it stays inside the buffer; it needs a
+    contiguous `a`, anything else goes through `as_strided`."""
     if a.flags.c_contiguous:
         return np.ndarray(shape, a.dtype, a, 0, strides)
     return as_strided(a, shape, strides, writeable=False)
@@ -226,9 +226,8 @@ def _depthwise_conv(x: np.ndarray, weight: np.ndarray, pads, stride, dilation, o
 # Output planes up to this many pixels run channels-last instead
 # (`_depthwise_conv_channels_last`): there each tap is a multiply-add over
 # Ho runs of Wo*C contiguous values, where the planar form does C runs of
-# Ho*Wq (garbage columns included). Measured (one thread, batch 1):
-# mobilenet_v3's [576, 7, 7] 5x5: 430 -> 137 us, [240, 14, 14] 5x5: 486 ->
-# 221, [88, 28, 28] 3x3: 205 -> 191; a 112x112 plane is faster planar.
+# Ho*Wq (garbage columns included): far fewer, longer runs on the small
+# planes of mobilenet's later blocks; on a 112x112 plane the planar form wins.
 _CHANNELS_LAST_PLANE = 1024
 
 
@@ -479,9 +478,8 @@ class NdArrayModuleOps(ModuleOps):
     @classmethod
     def max_pool2d(cls, x, kernel_size, stride, padding, dilation, ceil_mode=False):
         # Separable: the max of each row's kw taps, then of kh such rows, so
-        # kh + kw - 2 maxima instead of kh*kw - 1 (squeezenet's 3x3/2 pools
-        # of a 111x111 plane: about a third less time). A window's max is
-        # the same either way (a NaN wins in both).
+        # kh + kw - 2 maxima instead of kh*kw - 1. A window's max is the
+        # same either way (a NaN wins in both).
         xp, (ho, wo) = cls._pool_padded(x, kernel_size, stride, padding, dilation, ceil_mode)
         (kh, kw), (sh, sw), (dh, dw) = kernel_size, stride, dilation
         rows = xp[:, :, : (ho - 1) * sh + (kh - 1) * dh + 1]

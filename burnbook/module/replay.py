@@ -2,9 +2,9 @@
 it made, then re-run as those calls alone, without the Tensor layer, the
 modules' Python or the shape checks (a CUDA graph's idea, on NumPy).
 
-An imported ONNX model spends as long in that Python as in NumPy when its
-tensors are small (an LSTM on one 7-step sequence: ~100 us of ~150), and
-its shape arithmetic (Shape, Gather, Concat feeding a Reshape) runs on every
+An imported ONNX model with small tensors spends much of a forward pass in
+that Python rather than in NumPy (`make bench`'s `zoo` family), and its
+shape arithmetic (Shape, Gather, Concat feeding a Reshape) runs on every
 call. The ONNX importer routes its generated models' calls here (`Module`'s
 `_replay` hook); any module class can opt in the same way.
 

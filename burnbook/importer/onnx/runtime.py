@@ -415,7 +415,7 @@ def reduce(x: Any, op: str, axes: Sequence[int] | None, keepdims: bool, rank: in
     if len(axes) > 1 and axes[-1] - axes[0] == len(axes) - 1 and 0 not in dims:
         # One run of adjacent dims: merged into one and reduced in one call
         # (a global average pool's [N, C, H, W] -> [N, C, 1, 1]: one reduction
-        # over H*W contiguous values instead of two, ~5x faster on NdArray).
+        # over H*W contiguous values instead of two strided ones).
         first, last = axes[0], axes[-1] + 1
         merged = x.reshape(dims[:first] + [math.prod(dims[first:last])] + dims[last:])
         x = _reduce_dim(merged, op, first).reshape(dims[:first] + [1] * len(axes) + dims[last:])
