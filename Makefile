@@ -1,7 +1,12 @@
 # burnbook: `make lab` opens the book, `make test` checks everything, `make bench` measures.
 # Every target installs what it needs into .venv first, so a fresh clone needs nothing else.
 
-PYTHON ?= python3
+# A Python that Taichi 1.7.4 has wheels for (3.10-3.13): python3 when it is one,
+# else the newest python3.13 ... python3.10 on PATH (tools/pick_python.sh).
+ifeq ($(origin PYTHON),undefined)
+PYTHON := $(shell sh tools/pick_python.sh)
+endif
+SUPPORTED_PYTHON = burnbook needs Python 3.10 to 3.13 (Taichi 1.7.4 publishes wheels for those only)
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
@@ -12,9 +17,11 @@ export BURNBOOK_DATA ?= $(SHARED_DATA)
 export TI_LOG_LEVEL ?= warn
 export PYTHONHASHSEED := 0
 
-.PHONY: lab site test test-python binder-build test-vulkan test-public test-gpu test-browser test-notebooks test-notebooks-zh bench install install-test browser-deps vulkan-deps clean
+.PHONY: which-python lab site test test-python binder-build test-vulkan test-public test-gpu test-browser test-notebooks test-notebooks-zh bench install install-test browser-deps vulkan-deps clean
 
 $(VENV)/bin/python:
+	@test -n "$(PYTHON)" || { echo "$(SUPPORTED_PYTHON); python3 here is $$(python3 --version 2>&1 || echo missing). Install one (apt install python3.12, brew install python@3.12, uv python install 3.12) and run make again, or name it: make $(or $(MAKECMDGOALS),lab) PYTHON=python3.12" >&2; exit 1; }
+	@$(PYTHON) -c 'import sys; sys.exit(not (3, 10) <= sys.version_info[:2] <= (3, 13))' || { echo "$(SUPPORTED_PYTHON); PYTHON=$(PYTHON) is $$($(PYTHON) --version 2>&1)" >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 
@@ -32,6 +39,10 @@ $(VENV)/.installed-test: pyproject.toml tools/install_torch.py $(VENV)/.installe
 	touch $@
 
 install: $(VENV)/.installed
+
+# The interpreter the venv is (or would be) made with.
+which-python:
+	@echo "$(PYTHON)"
 install-test: $(VENV)/.installed-test
 
 # Opens the book's index; the file browser shows notebooks/ (en/ and zh/).
