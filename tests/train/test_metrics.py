@@ -213,7 +213,7 @@ def test_gpu_metrics_from_nvidia_smi(monkeypatch):
     out = "0, 1024, 81559, 37, 41\n1, 0, 81559, [N/A], 38\n"
     monkeypatch.setattr(subprocess, "run", lambda *a, **k: SimpleNamespace(stdout=out, returncode=0))
     entry = CudaMetric().update(None, META)
-    assert entry.available and entry.formatted.startswith("GPU #0 - Memory 1.07/85.52 Gb - Usage 37%")
+    assert entry.available and entry.formatted.startswith("GPU #0 - Memory 1.07/85.52 GB - Usage 37%")
     temperature = GpuTemperature()
     assert temperature.update(None, META).available and temperature.value() == 41.0
 
@@ -238,7 +238,7 @@ def test_gpu_metrics_from_nvml(monkeypatch):
         nvmlDeviceGetUtilizationRates=lambda h: SimpleNamespace(gpu=90),
         nvmlDeviceGetTemperature=lambda h, kind: 66)
     monkeypatch.setattr(cuda, "_load_pynvml", lambda: nvml)
-    assert CudaMetric().update(None, META).formatted == "GPU #0 - Memory 2.00/8.00 Gb - Usage 90%"
+    assert CudaMetric().update(None, META).formatted == "GPU #0 - Memory 2.00/8.00 GB - Usage 90%"
     metric = GpuTemperature()
     metric.update(None, META)
     assert metric.value() == 66.0

@@ -138,7 +138,7 @@ class CudaMetric:
         if readings is None:
             return MetricEntry(self.NAME, f"{self.NAME}: {NOT_AVAILABLE} (no NVIDIA GPU, or neither pynvml "
                                "nor nvidia-smi)", NOT_AVAILABLE, available=False)
-        formatted = " ".join(f"GPU #{g.index} - Memory {g.memory_used_gb:.2f}/{g.memory_total_gb:.2f} Gb - "
+        formatted = " ".join(f"GPU #{g.index} - Memory {g.memory_used_gb:.2f}/{g.memory_total_gb:.2f} GB - "
                              f"Usage {g.utilization:.0f}%" for g in readings)
         raw = " ".join(f"{g.memory_used_gb}/{g.memory_total_gb}/{g.utilization}" for g in readings)
         return MetricEntry(self.NAME, formatted, raw)

@@ -110,7 +110,7 @@ class CpuMemory(_HostMetric):
         self._refresh()
         if not self.available:
             return self._missing()
-        formatted = f"RAM Used: {self.current:.2f} / {self.total_gb:.2f} Gb"
+        formatted = f"RAM Used: {self.current:.2f} / {self.total_gb:.2f} GB"
         return MetricEntry(self.NAME, formatted, repr(self.current))
 
 
