@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterator
 
 from ..tensor.core import Writes
 from .param import Param, ParamId, RunningState
+from .record import Recordable
 
 
 class DuplicateParamIdError(ValueError):
@@ -22,8 +23,10 @@ class DuplicateParamIdError(ValueError):
     gradients and optimizer state, which are keyed by id, would mix them up."""
 
 
-class Module:
-    """Base class of every model and layer; see the "Module" chapter."""
+class Module(Recordable):
+    """Base class of every model and layer; see the "Module" chapter. Its
+    record methods (`into_record`, `load_record`, `save_file`, `load_file`)
+    come from `Recordable`, in `module/record.py`."""
 
     _fields: tuple[str, ...] = ()
 
@@ -139,48 +142,14 @@ class Module:
         another one from its config."""
         return self.map_params(lambda _, p: p)
 
-    # -- records ---------------------------------------------------------------------
-    def into_record(self):
-        """The parameters as a nested `Record` (`record.conv1.weight`)."""
-        from .record import module_to_record
-
-        return module_to_record(self)
-
-    def load_record(self, record, allow_lossy: bool = False) -> "Module":
-        """A new module holding the record's values; every missing, unexpected,
-        mis-shaped or mis-typed entry is named in one `RecordError`. A value
-        that would change on conversion to the parameter's element type (an
-        f64 beyond the f32 range, bool into float, a fraction into an Int) is
-        refused unless `allow_lossy=True`; rounding f64 to f32 is accepted."""
-        from .record import module_from_record
-
-        return module_from_record(self, record, allow_lossy)
-
-    def save_file(self, path, recorder=None):
-        """Save the record with `recorder` (default: `DefaultFileRecorder`,
-        named MessagePack `.mpk`, full precision); the recorder adds the file
-        extension. Returns the path written."""
-        from burnbook.record import DefaultFileRecorder
-
-        recorder = recorder if recorder is not None else DefaultFileRecorder()
-        return recorder.record(self.into_record(), path)
-
-    def load_file(self, path, recorder=None, device: Any = None, allow_lossy: bool = False) -> "Module":
-        """`load_record` of the file saved by `recorder` (default:
-        `DefaultFileRecorder`), moved to `device` if given."""
-        from burnbook.record import DefaultFileRecorder
-
-        recorder = recorder if recorder is not None else DefaultFileRecorder()
-        module = self.load_record(recorder.load(path), allow_lossy=allow_lossy)
-        return module if device is None else module.to_device(device)
-
     # -- display ---------------------------------------------------------------------
     def extra_repr(self) -> dict:
         """Settings shown in the printed form (override in layers)."""
         return {}
 
-    # A class may route its calls through a recording of its forward pass
-    # (the ONNX importer's generated models: `backend/ndarray_replay.py`).
+    # A class may route its calls through a recording of its forward pass:
+    # the ONNX importer's generated models set `_replay = replay_call`
+    # (`module/replay.py`).
     _replay: Callable[[Any, tuple, dict], Any] | None = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

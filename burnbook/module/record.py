@@ -1,5 +1,10 @@
 """A module's parameters to and from a nested `Record` (Burn's `into_record`
-and `load_record`)."""
+and `load_record`), and the file shortcuts `save_file`/`load_file`.
+
+`Recordable` holds these methods and `Module` inherits them, so this file
+sits below `module/base.py` and never imports it: a module is recognised
+here as a `Recordable` (`Module` is its one subclass).
+"""
 
 from __future__ import annotations
 
@@ -8,9 +13,39 @@ from typing import Any
 
 import numpy as np
 
-from burnbook.record import ParamRecord, Record, RecordError
+from burnbook.record import DefaultFileRecorder, ParamRecord, Record, RecordError
 from burnbook.record.base import dtype_name, tensor_equal
 from .param import Param, ParamId
+
+
+class Recordable:
+    """The record methods of `Module` (its base class)."""
+
+    def into_record(self) -> Record:
+        """The parameters as a nested `Record` (`record.conv1.weight`)."""
+        return module_to_record(self)
+
+    def load_record(self, record: Any, allow_lossy: bool = False) -> Any:
+        """A new module holding the record's values; every missing, unexpected,
+        mis-shaped or mis-typed entry is named in one `RecordError`. A value
+        that would change on conversion to the parameter's element type (an
+        f64 beyond the f32 range, bool into float, a fraction into an Int) is
+        refused unless `allow_lossy=True`; rounding f64 to f32 is accepted."""
+        return module_from_record(self, record, allow_lossy)
+
+    def save_file(self, path: Any, recorder: Any = None) -> Any:
+        """Save the record with `recorder` (default: `DefaultFileRecorder`,
+        named MessagePack `.mpk`, full precision); the recorder adds the file
+        extension. Returns the path written."""
+        recorder = recorder if recorder is not None else DefaultFileRecorder()
+        return recorder.record(self.into_record(), path)
+
+    def load_file(self, path: Any, recorder: Any = None, device: Any = None, allow_lossy: bool = False) -> Any:
+        """`load_record` of the file saved by `recorder` (default:
+        `DefaultFileRecorder`), moved to `device` if given."""
+        recorder = recorder if recorder is not None else DefaultFileRecorder()
+        module = self.load_record(recorder.load(path), allow_lossy=allow_lossy)
+        return module if device is None else module.to_device(device)
 
 
 def module_to_record(module: Any) -> Record:
@@ -19,11 +54,9 @@ def module_to_record(module: Any) -> Record:
 
 
 def _tree(value: Any) -> Any:
-    from .base import Module
-
     if isinstance(value, Param):
         return ParamRecord(value.id.value, value.val().to_data())
-    if isinstance(value, Module):
+    if isinstance(value, Recordable):
         out = {}
         for name, child in value.children():
             sub = _tree(child)

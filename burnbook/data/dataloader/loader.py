@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from ..dataset.base import as_dataset
+from ..dataset.in_memory import as_dataset
 from ..dataset.transform import set_epoch as _set_dataset_epoch
 from .batcher import BatchInfo, as_batch_fn, make_batch
 from .workers import ProcessWorkers, ThreadWorkers

@@ -5,8 +5,8 @@ Sub-modules: `base` (Dataset), `in_memory`, `sqlite`, `transform`,
 `vision` (MNIST), `source` (Hugging Face).
 """
 
-from .base import Dataset, DatasetError, as_dataset
-from .in_memory import InMemDataset
+from .base import Dataset, DatasetError
+from .in_memory import InMemDataset, as_dataset
 from .sqlite import SqliteDataset, SqliteDatasetWriter
 from .transform import (ComposedDataset, MapperDataset, PartialDataset, SamplerDataset,
                         ShuffledDataset, WindowsDataset, set_epoch, split)

@@ -11,7 +11,8 @@ method. Every `Dataset` also behaves as a Python sequence: `ds[i]` (negative
 A class need not inherit from `Dataset` to be used as one: any object with
 `get(index)` and `len()` passes `isinstance(obj, Dataset)` and works in every
 transformation and in the data loader. Plain Python lists are accepted where
-a dataset is expected (`as_dataset` wraps them in an `InMemDataset`).
+a dataset is expected (`as_dataset`, in `in_memory.py`, wraps them in an
+`InMemDataset`).
 """
 
 from __future__ import annotations
@@ -78,21 +79,6 @@ class Dataset(abc.ABC, Generic[I]):
             if all(callable(getattr(other, m, None)) for m in ("get", "len")):
                 return True
         return NotImplemented
-
-
-def as_dataset(obj: Any) -> Any:
-    """`obj` itself when it has `get` and `len`; a list or tuple wrapped in an
-    `InMemDataset` (not copied); otherwise a `TypeError` saying what is needed."""
-    if isinstance(obj, Dataset):
-        return obj
-    if isinstance(obj, (list, tuple)):
-        from .in_memory import InMemDataset
-
-        return InMemDataset(obj)
-    raise TypeError(
-        f"expected a dataset (an object with get(index) and len()) or a list, "
-        f"got {type(obj).__name__}"
-    )
 
 
 def check_index(index: Any) -> int:

@@ -3,6 +3,9 @@
 Well suited to small datasets. Loaders for JSON-lines and CSV files read the
 whole file at once; every row becomes a `dict` (CSV values stay strings, as
 the CSV format has no types: map them with a `MapperDataset`).
+
+`as_dataset` lives here too: it turns a plain list into an `InMemDataset`
+wherever a dataset is expected.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import json
 import os
 from typing import Any, Callable, Iterable, Sequence
 
-from .base import Dataset, I, as_dataset
+from .base import Dataset, I
 
 
 class InMemDataset(Dataset[I]):
@@ -71,3 +74,16 @@ class InMemDataset(Dataset[I]):
         with open(path, newline="", encoding="utf-8") as f:
             rows = list(csv.DictReader(f, **reader_options))
         return cls([parse(r) for r in rows] if parse else rows)
+
+
+def as_dataset(obj: Any) -> Any:
+    """`obj` itself when it has `get` and `len`; a list or tuple wrapped in an
+    `InMemDataset` (not copied); otherwise a `TypeError` saying what is needed."""
+    if isinstance(obj, Dataset):
+        return obj
+    if isinstance(obj, (list, tuple)):
+        return InMemDataset(obj)
+    raise TypeError(
+        f"expected a dataset (an object with get(index) and len()) or a list, "
+        f"got {type(obj).__name__}"
+    )

@@ -27,7 +27,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .base import Dataset, as_dataset
+from .base import Dataset
+from .in_memory import as_dataset
 
 
 def _entropy_seed(seed: int | None) -> int:
