@@ -19,7 +19,7 @@ import numpy as np
 from .cases import dashboard, distributed, fusion, training, zoo
 from .cases.autodiff import mlp_size
 from .cases.dispatch import BAR_OPS
-from .harness import fmt_time
+from .formatting import fmt_time
 
 
 NOISY_IQR_PCT = 50.0   # an IQR above this share of the median marks a number as noisy

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .harness import short_error
+from .formatting import short_error
 
 
 def _noop() -> None:

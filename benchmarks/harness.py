@@ -33,194 +33,24 @@ How one case is measured (`run_case`):
 from __future__ import annotations
 
 import gc
-import math
 import statistics
-import sys
 import time
-import zlib
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Callable, Iterable
 
 import numpy as np
 
-# --------------------------------------------------------------------------------------
-# Profiles: how long to measure and which sizes.
+from .formatting import eprint, fmt_ratio, fmt_size, fmt_time, short_error
+from .frameworks import numpy_framework
+from .measurement import UNIT_SCALE, Case, CaseResult, Entry, Stats
+from .profiles import FULL, PROFILES, QUICK, SMOKE, Profile
 
-
-@dataclass(frozen=True)
-class Profile:
-    """A run's budget and sizes. `FULL` is `make bench`; `QUICK` is `--quick`;
-    `SMOKE` is for the test suite (a second or two, numbers meaningless)."""
-
-    name: str
-    repeats: int                      # samples per framework and case (at most)
-    target_s: float                   # minimum duration of one repeat (autorange)
-    budget_s: float                   # soft cap on one framework's repeats of one case
-    elementwise_sizes: tuple = (1 << 20, 1 << 24)
-    reduction_shapes: tuple = ((1024, 1024), (4096, 4096))
-    matmul_sizes: tuple = (256, 512, 1024, 2048)
-    mlp: tuple = (64, 784, 256, 128, 10)   # batch, input, hidden1, hidden2, output
-    tiny_repeats: int = 0             # for microsecond ops (`Case.tiny`): more, shorter
-    tiny_target_s: float = 0.0        # repeats give a median robust to preemption bursts
-
-    def repeats_for(self, case: "Case") -> int:
-        return self.tiny_repeats if case.tiny and self.tiny_repeats else self.repeats
-
-    def target_for(self, case: "Case") -> float:
-        return self.tiny_target_s if case.tiny and self.tiny_target_s else self.target_s
-
-
-FULL = Profile("full", repeats=11, target_s=0.05, budget_s=6.0, tiny_repeats=21, tiny_target_s=0.02)
-QUICK = Profile(
-    "quick", repeats=3, target_s=0.01, budget_s=1.0,
-    reduction_shapes=((1024, 1024),), matmul_sizes=(256, 1024),
-)
-SMOKE = Profile(
-    "smoke", repeats=2, target_s=0.0005, budget_s=0.05,
-    elementwise_sizes=(1024,), reduction_shapes=((32, 32),), matmul_sizes=(16,),
-    mlp=(4, 16, 8, 8, 4),
-)
-PROFILES = {p.name: p for p in (FULL, QUICK, SMOKE)}
-
-
-# --------------------------------------------------------------------------------------
-# Cases.
-
-UNIT_SCALE = {"GB/s": 1e9, "GFLOP/s": 1e9, "Melem/s": 1e6}
-
-
-@dataclass
-class Case:
-    """One measured operation at one size, for every framework that has a statement.
-
-    `stmt` maps a framework key (`"ndarray"`, `"torch"`...) or an API name
-    (`"numpy"`, `"burnbook"`, `"torch"`) or `"*"` to a Python statement; the
-    framework key wins over the API, the API over `"*"`. The statement runs
-    in a namespace holding the case's inputs converted for the framework
-    (same names everywhere: `x`, `y`, ...) plus the API's helpers (`np`,
-    `torch`, `F`, `Tensor`, `B`, `relu`). `setup[key-or-api](fw, ns)` may
-    then edit the namespace (track gradients, define a `step()` function).
-
-    `work` is the amount of work of one call in the unit's base quantity
-    (bytes for GB/s, flops for GFLOP/s, elements for Melem/s).
-    `ratio` is `"time"` (lower is better, e.g. dispatch) or `"speed"`
-    (higher is better, e.g. throughput) and fixes how ratios are reported.
-    `check` is the expression whose value is compared with NumPy's (`None`:
-    the statement itself, `""`: no check); `tol` bounds the max error
-    relative to the largest reference value.
-    """
-
-    family: str
-    op: str
-    size: str
-    inputs: Callable[[np.random.Generator], dict]
-    stmt: dict
-    work: float | None = None
-    unit: str | None = None
-    ratio: str = "speed"
-    setup: dict = field(default_factory=dict)
-    check: str | None = None
-    tol: float = 1e-5
-    frameworks: tuple | None = None   # eligible framework keys; None = all
-    tiny: bool = False                # microsecond op: the profile's tiny repeats/target
-
-    @property
-    def id(self) -> str:
-        return f"{self.family}/{self.op}/{self.size}"
-
-    def seed(self) -> int:
-        return zlib.crc32(f"{self.family}/{self.size}".encode())
-
-    def statement_for(self, fw) -> str | None:
-        for key in (fw.key, fw.api, "*"):
-            if key in self.stmt:
-                return self.stmt[key]
-        return None
-
-    def setup_for(self, fw):
-        return self.setup.get(fw.key) or self.setup.get(fw.api)
-
-    def eligible(self, fw) -> bool:
-        if self.frameworks is None and fw.families is not None and self.family not in fw.families:
-            return False
-        if self.frameworks is not None and fw.key not in self.frameworks:
-            return False
-        return self.statement_for(fw) is not None
-
-
-# --------------------------------------------------------------------------------------
-# Statistics.
-
-
-@dataclass
-class Stats:
-    """Seconds per call, one sample per repeat."""
-
-    samples: list
-    inner: int
-    cold_s: float
-
-    @property
-    def median(self) -> float:
-        return statistics.median(self.samples)
-
-    @property
-    def min(self) -> float:
-        return min(self.samples)
-
-    @property
-    def max(self) -> float:
-        return max(self.samples)
-
-    def quartiles(self) -> tuple[float, float]:
-        s = sorted(self.samples)
-        if len(s) < 4:
-            return s[0], s[-1]
-        q = statistics.quantiles(s, n=4, method="inclusive")
-        return q[0], q[2]
-
-    @property
-    def iqr_pct(self) -> float:
-        q1, q3 = self.quartiles()
-        return 100.0 * (q3 - q1) / self.median if self.median > 0 else 0.0
-
-
-@dataclass
-class Entry:
-    """One framework on one case: its statistics, or why there are none."""
-
-    fw: str
-    stats: Stats | None = None
-    error: str | None = None
-    check: str = "n/a"          # "ok", "n/a", or a description of the mismatch
-
-    @property
-    def ok(self) -> bool:
-        return self.stats is not None
-
-
-@dataclass
-class CaseResult:
-    case: Case
-    entries: dict                # fw key -> Entry, in framework order
-
-    def median(self, key: str) -> float | None:
-        e = self.entries.get(key)
-        return e.stats.median if e is not None and e.ok else None
-
-    def throughput(self, key: str) -> float | None:
-        m = self.median(key)
-        if m is None or not self.case.work or m <= 0:
-            return None
-        return self.case.work / m / UNIT_SCALE[self.case.unit]
-
-    def ratio(self, key: str, ref: str) -> float | None:
-        """time(key)/time(ref) for "time" cases, speed(key)/speed(ref) for "speed"."""
-        a, b = self.median(key), self.median(ref)
-        if a is None or b is None or a <= 0 or b <= 0:
-            return None
-        return a / b if self.case.ratio == "time" else b / a
-
+# The names the runner (run.py), the case families and the smoke test reach
+# through `harness`; each is defined in the module imported above.
+__all__ = [
+    "FULL", "PROFILES", "QUICK", "SMOKE", "Profile", "UNIT_SCALE", "Case", "CaseResult", "Entry", "Stats",
+    "compile_loop", "autorange", "warm_up", "loop_overhead", "freeze_heap", "unfreeze_heap", "run_case",
+    "run_cases", "eprint", "fmt_ratio", "fmt_size", "fmt_time", "short_error",
+]
 
 # --------------------------------------------------------------------------------------
 # Timing loops.
@@ -340,11 +170,6 @@ def unfreeze_heap() -> None:
     _FROZEN = False
 
 
-def short_error(exc: BaseException, limit: int = 160) -> str:
-    text = " ".join(f"{type(exc).__name__}: {exc}".split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _compare(out: np.ndarray, ref: np.ndarray, tol: float) -> str:
     out = np.asarray(out, dtype=np.float64)
     ref = np.asarray(ref, dtype=np.float64)
@@ -373,8 +198,6 @@ def _reference(case: Case, inputs: dict, numpy_fw) -> np.ndarray | None:
 
 def run_case(case: Case, frameworks: list, profile: Profile, log: Callable[[str], None] = print) -> CaseResult:
     """Measure `case` on every eligible, available framework (see the module doc)."""
-    from .frameworks import numpy_framework
-
     rng = np.random.default_rng(case.seed())
     inputs = case.inputs(rng)
     overhead = loop_overhead(profile)
@@ -475,35 +298,3 @@ def run_cases(cases: list, frameworks: list, profile: Profile, log: Callable[[st
         log(f"[{i}/{len(cases)}] {case.id}: " + "  ".join(parts) + f"  ({time.perf_counter() - t0:.1f}s)")
         results.append(res)
     return results
-
-
-# --------------------------------------------------------------------------------------
-# Formatting.
-
-
-def fmt_time(s: float | None) -> str:
-    if s is None or (isinstance(s, float) and math.isnan(s)):
-        return "--"
-    if s < 1e-6:
-        return f"{s * 1e9:.0f} ns"
-    if s < 1e-3:
-        return f"{s * 1e6:.2f} µs"
-    if s < 1.0:
-        return f"{s * 1e3:.2f} ms"
-    return f"{s:.2f} s"
-
-
-def fmt_ratio(r: float | None) -> str:
-    return "--" if r is None else f"{r:.2f}x"
-
-
-def fmt_size(n: int) -> str:
-    if n >= 1 << 20 and n % (1 << 20) == 0:
-        return f"{n >> 20}M"
-    if n >= 1 << 10 and n % (1 << 10) == 0:
-        return f"{n >> 10}K"
-    return str(n)
-
-
-def eprint(*args: Any) -> None:
-    print(*args, file=sys.stderr, flush=True)

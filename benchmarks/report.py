@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from .cases import FAMILIES
 from .bars import NOISY_IQR_PCT
-from .harness import Case, fmt_ratio, fmt_time
+from .formatting import fmt_ratio, fmt_time
+from .measurement import Case
 
 _TINY = Case("", "", "", dict, {}, tiny=True)
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..harness import Case, Profile
+from ..measurement import Case
+from ..profiles import Profile
 
 FAMILY = "autodiff"
 TITLE = "Autodiff overhead"

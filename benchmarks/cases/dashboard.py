@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..harness import Profile
+from ..profiles import Profile
 
 FAMILY = "dashboard"
 TITLE = "Training dashboard overhead"
@@ -112,7 +112,7 @@ def dataset_pair(n: int):
     """`n` training digits and `n // 4` validation digits (distinct ones)."""
     from burnbook.data import PartialDataset
 
-    from .training import loader_dataset
+    from .mnist_batches import loader_dataset
 
     valid = max(n // 4, BATCH)
     data, source = loader_dataset(n + valid)
@@ -237,7 +237,7 @@ def overhead(res) -> float | None:
 
 
 def info_lines(res) -> list:
-    from ..harness import fmt_time
+    from ..formatting import fmt_time
 
     n = int(res.case.size)
     pairs = run_pairs(n)
@@ -265,7 +265,7 @@ def info_lines(res) -> list:
 def cases(profile: Profile) -> list:
     """The case, except in the smoke profile (the test suite's: a guide fit
     takes seconds, and its numbers would mean nothing there)."""
-    from ..harness import Case
+    from ..measurement import Case
 
     if profile.name == "smoke":
         return []

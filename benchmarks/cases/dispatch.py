@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..harness import Case, Profile
+from ..measurement import Case
+from ..profiles import Profile
 
 FAMILY = "dispatch"
 TITLE = "Per-op dispatch overhead (4-element f32 tensors)"

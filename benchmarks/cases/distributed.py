@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..harness import Profile
+from ..profiles import Profile
 
 FAMILY = "distributed"
 TITLE = "Data-parallel training on Ray"
@@ -192,7 +192,7 @@ def _reference(fw, ns):
 
 
 def cases(profile: Profile) -> list:
-    from ..harness import Case
+    from ..measurement import Case
 
     if profile.name == "smoke":
         return []

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..harness import Case, Profile, fmt_size
+from ..formatting import fmt_size
+from ..measurement import Case
+from ..profiles import Profile
 
 FAMILY = "elementwise"
 TITLE = "Element-wise throughput (f32)"

@@ -31,7 +31,9 @@ import sys
 
 import numpy as np
 
-from ..harness import Case, Profile, fmt_size, fmt_time
+from ..formatting import fmt_size, fmt_time
+from ..measurement import Case
+from ..profiles import Profile
 
 FAMILY = "fusion"
 TITLE = "Fusion: fused element-wise chains and the cost of recording"

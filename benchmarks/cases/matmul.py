@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..harness import Case, Profile
+from ..measurement import Case
+from ..profiles import Profile
 
 FAMILY = "matmul"
 TITLE = "Matmul (square, f32)"

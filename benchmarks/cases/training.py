@@ -41,12 +41,16 @@ lines give it with other processes' CPU share and the steal time.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 
 import numpy as np
 
-from ..harness import UNIT_SCALE, Case, Profile
+from ..contention import Contention, scaling_probe
+from ..measurement import UNIT_SCALE, Case
+from ..profiles import Profile
+from .mnist_batches import LOADER_BATCH, LOADER_SEED, AugmentingMnistBatcher, loader_dataset, probe_work
 
 FAMILY = "training"
 TITLE = "Training throughput"
@@ -77,8 +81,6 @@ CNN_FRAMEWORKS = ("autodiff", "autodiff_taichi", "autodiff_fusion", "torch", "au
                   "torch_1t")
 LOADER_FRAMEWORKS = ("ndarray",)
 LOADER_WORKERS = (0, 2)
-LOADER_BATCH = 64
-LOADER_SEED = 0
 LEARNING_RATE = 1e-3
 EPSILON = 1e-5          # Burn's Adam epsilon (PyTorch's default is 1e-8)
 HIDDEN, CLASSES, DROPOUT = 512, 10, 0.5
@@ -244,169 +246,10 @@ def _cnn_numpy(fw, ns):
 
 
 # -- the data loader ----------------------------------------------------------------------
-class AugmentingMnistBatcher:
-    """The guide's MNIST batcher plus augmentation:
-    a random rotation (+-15 degrees, bilinear, vectorised over the batch), a
-    random shift (+-2 px), normalisation with MNIST's mean/std, Gaussian noise;
-    the batch as `Tensor[NdArray, 3]` images and `Tensor[NdArray, 1, Int]`
-    targets. Randomness comes from `batch_rng()`: every worker count builds
-    the same batches."""
-
-    def batch(self, items):
-        from burnbook import Int, Tensor
-        from burnbook.backend import NdArray
-        from burnbook.data import batch_rng
-
-        rng = batch_rng()
-        images = np.stack([item.image for item in items])  # [B, 28, 28], 0..255
-        labels = [item.label for item in items]
-        b = len(images)
-        angle = np.deg2rad(rng.uniform(-15, 15, size=b))[:, None, None]
-        shift = rng.uniform(-2, 2, size=(b, 2, 1, 1))
-        yy, xx = np.meshgrid(np.arange(28) - 13.5, np.arange(28) - 13.5, indexing="ij")
-        cos, sin = np.cos(angle), np.sin(angle)
-        src_y = cos * yy - sin * xx + 13.5 + shift[:, 0]
-        src_x = sin * yy + cos * xx + 13.5 + shift[:, 1]
-        y0 = np.floor(src_y).astype(np.int64)
-        x0 = np.floor(src_x).astype(np.int64)
-        wy, wx = src_y - y0, src_x - x0
-        padded = np.pad(images, ((0, 0), (1, 2), (1, 2)))
-        n = np.arange(b)[:, None, None]
-
-        def at(y, x):
-            return padded[n, np.clip(y + 1, 0, 30), np.clip(x + 1, 0, 30)]
-
-        out = ((1 - wy) * (1 - wx) * at(y0, x0) + (1 - wy) * wx * at(y0, x0 + 1)
-               + wy * (1 - wx) * at(y0 + 1, x0) + wy * wx * at(y0 + 1, x0 + 1))
-        out = (out / 255.0 - 0.1307) / 0.3081 + rng.normal(0.0, 0.05, size=out.shape)
-        return (Tensor[NdArray, 3].from_data(out.astype(np.float32)),
-                Tensor[NdArray, 1, Int].from_ints(labels))
-
-
-_DATASETS: dict = {}
 _REFERENCE: dict = {}
 
 
-def loader_dataset(items: int):
-    """`items` MNIST items and a line saying where they came from: the real
-    digits of the data root (`$BURNBOOK_DATA`, else burnbook's user cache;
-    never downloaded) when there are enough of them, else seeded random
-    28x28 images."""
-    if items not in _DATASETS:
-        from burnbook.data import MnistDataset, PartialDataset, data_root
-
-        found, why = None, ""
-        for split in ("train", "test"):
-            try:
-                ds = MnistDataset.new(split, download=False)
-            except Exception as exc:
-                why = f"{type(exc).__name__}"
-                continue
-            if ds.len() >= items:
-                found = (PartialDataset(ds, 0, items),
-                         f"{items:,} real MNIST digits ({split} split, {ds.folder})")
-                break
-            why = f"the {split} split holds only {ds.len()} items"
-        if found is None:
-            rng = np.random.default_rng(LOADER_SEED)
-            images = rng.integers(0, 256, (items, 28, 28), dtype=np.uint8)
-            labels = rng.integers(0, 10, items).astype(np.uint8)
-            root = os.environ.get("BURNBOOK_DATA") or str(data_root())
-            found = (MnistDataset(images, labels, "random"),
-                     f"{items:,} seeded random 28x28 images (no MNIST under {root}: {why})")
-        _DATASETS[items] = found
-    return _DATASETS[items]
-
-
-class _Contention:
-    """Other processes' share of the machine while a loader case runs: the
-    system's busy CPU time minus this process's and its reaped children's
-    (the worker processes), over wall time x cores, from the case's set-up to
-    its last epoch; and the hypervisor's steal time (this is a VM: the host
-    may run other guests on our cores, which no process here sees)."""
-
-    def __init__(self) -> None:
-        self.start = self._read()
-        self.end = self.start
-
-    @staticmethod
-    def _read():
-        try:
-            import psutil
-
-            t = psutil.cpu_times()
-            steal = getattr(t, "steal", 0.0)
-            busy = sum(t) - t.idle - getattr(t, "iowait", 0.0) - steal - getattr(t, "guest", 0.0) \
-                - getattr(t, "guest_nice", 0.0)
-        except Exception:
-            busy = steal = None
-        own = os.times()
-        return time.perf_counter(), busy, own.user + own.system + own.children_user + own.children_system, steal
-
-    def mark(self) -> None:
-        self.end = self._read()
-
-    def percents(self) -> tuple[float, float] | None:
-        """(other processes, steal), in percent of the machine's CPU time."""
-        (t0, b0, o0, s0), (t1, b1, o1, s1) = self.start, self.end
-        wall = (t1 - t0) * (os.cpu_count() or 1)
-        if b0 is None or b1 is None or wall <= 0:
-            return None
-        return max(0.0, 100.0 * ((b1 - b0) - (o1 - o0)) / wall), 100.0 * (s1 - s0) / wall
-
-
-def _probe_work(dataset, batches: int, offset: int) -> float:
-    """Seconds to build `batches` batches with the augmenting batcher, in this process."""
-    batcher = AugmentingMnistBatcher()
-    n = dataset.len()
-    start = time.perf_counter()
-    for b in range(offset, offset + batches):
-        batcher.batch([dataset.get((b * LOADER_BATCH + i) % n) for i in range(LOADER_BATCH)])
-    return time.perf_counter() - start
-
-
-def _probe_child(dataset, batches: int, offset: int, barrier, conn) -> None:
-    barrier.wait()
-    conn.send(_probe_work(dataset, batches, offset))
-    conn.close()
-
-
-def scaling_probe(dataset, batches: int) -> float | None:
-    """What two processes get out of this machine right now on the loader's own
-    work: `batches` batches built in this process, then the same work split
-    over two forked processes that start together (after a barrier, so the
-    fork is not timed); the ratio of the times. The loader's speed-up with 2
-    workers cannot beat it (on an idle 2-core machine it is near 2; when the
-    host or a neighbour takes a core it falls towards 1)."""
-    import multiprocessing
-
-    try:
-        ctx = multiprocessing.get_context("fork")
-    except ValueError:
-        return None
-    half = max(1, batches // 2)
-    _probe_work(dataset, 1, 0)   # warm
-    one = _probe_work(dataset, 2 * half, 0)
-    barrier = ctx.Barrier(2)
-    pipes = [ctx.Pipe(duplex=False) for _ in range(2)]
-    procs = [ctx.Process(target=_probe_child, args=(dataset, half, k * half, barrier, pipes[k][1]), daemon=True)
-             for k in range(2)]
-    try:
-        for proc in procs:
-            proc.start()
-        times = [reader.recv() for reader, _ in pipes]
-    except Exception:
-        return None
-    finally:
-        for proc in procs:
-            proc.join(5.0)
-            if proc.is_alive():
-                proc.kill()
-                proc.join()
-    return one / max(times) if max(times) > 0 else None
-
-
-CONTENTION: dict = {}     # items -> _Contention over the latest run of the loader case
+CONTENTION: dict = {}     # items -> Contention over the latest run of the loader case
 SCALING: dict = {}        # items -> scaling_probe() at the loader case's set-up
 PAIRS: dict = {}          # items -> [(seconds of a 0-worker epoch, of a 2-worker epoch), ...]
 DATA_SOURCE: dict = {}    # items -> where the items came from
@@ -475,8 +318,8 @@ def _loader_setup(items: int, probe_batches: int):
 
         dataset, source = loader_dataset(items)
         DATA_SOURCE[items] = source
-        SCALING[items] = scaling_probe(dataset, probe_batches)
-        meter = CONTENTION[items] = _Contention()
+        SCALING[items] = scaling_probe(functools.partial(probe_work, dataset), probe_batches)
+        meter = CONTENTION[items] = Contention()
         pairs = PAIRS[items] = []
         loaders = {w: _make_loader(dataset, w) for w in LOADER_WORKERS}
         backend, device = fw.backend, fw.device

@@ -27,7 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..harness import Case, Profile
+from ..measurement import Case
+from ..profiles import Profile
 
 FAMILY = "zoo"
 TITLE = "Imported models: ONNX zoo forward pass, burnbook NdArray vs onnxruntime"
