@@ -7,7 +7,7 @@ from typing import Callable
 
 import numpy as np
 
-from burnbook._pool import TWO_CORES, both
+from burnbook._helper_thread import TWO_CORES, both
 
 SPLIT_DRAWS = 1 << 16
 """Draws from this many on are made in two halves on two threads (`uniform_halves`)."""

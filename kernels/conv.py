@@ -38,7 +38,7 @@ import numpy as np
 import taichi as ti
 from taichi.lang.util import to_numpy_type
 
-from burnbook._pool import halves
+from burnbook._helper_thread import halves
 from burnbook.backend.ndarray_module import _pad
 from burnbook.backend.taichi.compat import Launcher, host_view, host_writable
 from burnbook.backend.taichi.settings import SETTINGS, serial

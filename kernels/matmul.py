@@ -18,7 +18,7 @@ import numpy as np
 import taichi as ti
 
 from burnbook._blas import openblas_threads
-from burnbook._pool import both
+from burnbook._helper_thread import both
 from burnbook.backend.taichi.compat import Launcher, host_array, host_view, write_host
 from burnbook.backend.taichi.settings import SETTINGS, serial
 from .layout import E0, contiguous_strides, rows_meta, row_offsets, loop_shift
