@@ -7,7 +7,7 @@ Two kinds, chosen by `DataLoaderBuilder.worker_type`:
   fork costs milliseconds) and `spawn` elsewhere (macOS, Windows: the
   dataset and batcher are pickled, so they must be importable objects, not
   lambdas). Processes run Python code in parallel whatever the GIL; batches
-  come back through a pipe, pickled (tensors included, see `transport`).
+  come back through a pipe, pickled (tensors included, see `data/tensor_pickle.py`).
 - `"thread"`: a thread pool. Nothing crosses a process boundary (any
   batcher works, Taichi tensors included), but threads only overlap where
   the batcher releases the GIL (large NumPy operations, I/O, sleeps).
@@ -52,7 +52,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import transport
+from .. import tensor_pickle
 from .batcher import BatchInfo, make_batch
 
 # The loader's ends of every worker pipe of this process: a forked worker
@@ -84,7 +84,7 @@ def _worker_main(worker_id: int, num_workers: int, payload: Any, conn: Any, epoc
                 other.close()
             except OSError:
                 pass
-    dataset, batch_fn = transport.loads(payload) if isinstance(payload, bytes) else payload
+    dataset, batch_fn = tensor_pickle.loads(payload) if isinstance(payload, bytes) else payload
     # Different global RNG streams per worker (fork copies the parent's state).
     state = np.random.SeedSequence([seed, epoch, worker_id, 0x5EED]).generate_state(2)
     np.random.seed(int(state[0]))
@@ -109,14 +109,14 @@ def _worker_main(worker_id: int, num_workers: int, payload: Any, conn: Any, epoc
         index, indices = task
         try:
             info = BatchInfo(epoch, index, worker_id, num_workers, seed)
-            message = transport.dumps(("ok", make_batch(dataset, batch_fn, indices, info)))
+            message = tensor_pickle.dumps(("ok", make_batch(dataset, batch_fn, indices, info)))
         except BaseException as err:  # noqa: BLE001 - everything goes back to the loader
             text = traceback.format_exc()
             try:  # the exception travels on its own: it may not unpickle in the loader
-                original = transport.dumps(err)
+                original = tensor_pickle.dumps(err)
             except Exception:
                 original = None
-            message = transport.dumps(("error", original, text))
+            message = tensor_pickle.dumps(("error", original, text))
         try:
             conn.send_bytes(message)
         except (BrokenPipeError, OSError):
@@ -136,7 +136,7 @@ class ProcessWorkers:
             payload: Any = (dataset, batch_fn)
         else:
             try:
-                payload = transport.dumps((dataset, batch_fn))
+                payload = tensor_pickle.dumps((dataset, batch_fn))
             except Exception as err:
                 raise TypeError(
                     f"worker processes started with {method!r} receive the dataset and the batcher "
@@ -209,12 +209,12 @@ class ProcessWorkers:
             raise DataLoaderWorkerError(
                 f"data loader worker {wid} (pid {process.pid}) exited unexpectedly with code "
                 f"{process.exitcode} while building batch {index}")
-        status, *rest = transport.loads(data)
+        status, *rest = tensor_pickle.loads(data)
         if status == "ok":
             return rest[0]
         original, text = rest
         try:
-            err = transport.loads(original) if original is not None else None
+            err = tensor_pickle.loads(original) if original is not None else None
         except Exception:
             err = None
         raise DataLoaderWorkerError(

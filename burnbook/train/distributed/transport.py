@@ -1,12 +1,11 @@
 """Moving a model, an optimizer and batches between Ray processes, and
 cutting a global batch into one shard per worker.
 
-Objects travel as cloudpickle bytes. Tensor classes (`Tensor[Autodiff[NdArray], 2]`) and decorated backends
-(`Autodiff[NdArray]`) are built at run time, so the standard pickler cannot
-name them. `dumps` writes each tensor as (backend, rank, kind, NumPy array,
-tracked) and each decorated backend as (decorator, inner backend); `loads`
-rebuilds them through the same `Tensor[B, D, K]` and `Autodiff[B]` caches,
-so the other process gets its own classes, identical by construction.
+Objects travel as cloudpickle bytes (it also carries classes and functions
+defined in a notebook or script by value), with burnbook's one tensor
+pickler (`burnbook/data/tensor_pickle.py`) for what the standard pickler
+cannot name: tensors, tensor types, decorated backends (`Autodiff[NdArray]`)
+and `Param`s. Tensors are rebuilt on the receiving worker's default device.
 """
 
 from __future__ import annotations
@@ -18,27 +17,14 @@ from typing import Any
 
 import numpy as np
 
+from burnbook.data import tensor_pickle
+
 __all__ = ["dumps", "loads", "batch_size_of", "split_batch", "shard_sizes", "merge_items", "UnevenBatchError"]
 
 
 class UnevenBatchError(ValueError):
     """A global batch has fewer items than there are workers, or its tensors
     disagree on the batch size, so it cannot be shared out."""
-
-
-def _tensor(backend: type, rank: int, kind: type, array: np.ndarray, tracked: bool) -> Any:
-    from burnbook.tensor import Tensor
-
-    tensor = Tensor[backend, rank, kind].from_data(array)
-    return tensor.require_grad() if tracked else tensor
-
-
-def _param(cls: type, tensor: Any, pid: Any, require_grad: bool) -> Any:
-    return cls(tensor, pid, require_grad)
-
-
-def _decorated(decorator: type, inner: type) -> type:
-    return decorator[inner]
 
 
 def _pickler_base() -> type:
@@ -53,32 +39,11 @@ def _pickler_base() -> type:
 
 class _Pickler(_pickler_base()):  # type: ignore[misc]
     def reducer_override(self, obj: Any) -> Any:
-        from burnbook.autodiff.backend import Autodiff
-        from burnbook.backend.base import Backend
-        from burnbook.module.param import Param
-        from burnbook.tensor.core import TensorBase
-
-        if isinstance(obj, Param):  # its attribute fall-through defeats pickle's default for slotted objects
-            return _param, (type(obj), obj.val(), obj.id, obj.is_require_grad())
-        if isinstance(obj, TensorBase) and type(obj)._B is not None:
-            tracked = bool(obj._B.is_autodiff and obj.is_require_grad())
-            return _tensor, (obj._B, obj._D, obj._K, obj.to_numpy(), tracked)
-        if isinstance(obj, type) and issubclass(obj, Backend):
-            if issubclass(obj, Autodiff) and obj is not Autodiff:
-                return _decorated, (Autodiff, obj.InnerBackend)
-            fusion = _fusion_base()
-            if fusion is not None and issubclass(obj, fusion) and obj is not fusion:
-                return _decorated, (fusion, obj.InnerBackend)
+        reduced = tensor_pickle.reduce(obj, keep_device=False)
+        if reduced is not NotImplemented:
+            return reduced
         parent = getattr(super(), "reducer_override", None)
         return parent(obj) if parent is not None else NotImplemented
-
-
-def _fusion_base() -> type | None:
-    try:
-        from burnbook.backend.fusion.backend import Fusion
-    except ImportError:  # the Fusion backend needs Taichi; without it there is nothing to name
-        return None
-    return Fusion
 
 
 def dumps(obj: Any) -> bytes:
