@@ -30,19 +30,21 @@ in the tensor layer, built from these primitives.
 
 from __future__ import annotations
 
+import inspect
 import json
 from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
 from .module_ops import ModuleOps
+from .protocol import BoolOps, FloatOps, IntOps, is_stub
 
 Shape = tuple
 Ranges = tuple
 
 # Every primitive op of the protocol, by kind.  The conformance suite and the
 # Autodiff decorator read this table; a backend is complete when it defines all
-# of them.
+# of them. `protocol/` writes each one out as a stub, in the same order.
 FLOAT_OPS: tuple[str, ...] = (
     # data and creation
     "float_from_data", "float_into_data", "float_empty", "float_full",
@@ -146,20 +148,25 @@ LAYOUT_OPS: dict[str, tuple[str, ...]] = {
 def share_layout_ops(cls: type) -> type:
     """Class decorator: `int_reshape = float_reshape` and so on for every op
     of `LAYOUT_OPS` that the backend class (or an ops class it inherits, before
-    `Backend`) does not define itself."""
-    import inspect
-
+    `Backend`) does not define itself. A Float op the backend lacks (only the
+    protocol's stub) is an AttributeError naming it."""
     own = [k for k in cls.__mro__ if not (isinstance(k, type) and issubclass(Backend, k))]
     for kind, names in LAYOUT_OPS.items():
         for name in names:
             if not any(f"{kind}_{name}" in k.__dict__ for k in own):
-                setattr(cls, f"{kind}_{name}", inspect.getattr_static(cls, f"float_{name}"))
+                source = inspect.getattr_static(cls, f"float_{name}")
+                if is_stub(source):
+                    raise AttributeError(f"float_{name}")
+                setattr(cls, f"{kind}_{name}", source)
     return cls
 
 
-class Backend(ModuleOps):
+class Backend(ModuleOps, FloatOps, IntOps, BoolOps):
     """Base class of every backend; subclasses implement the ops of `ALL_OPS`
     (the module ops of `MODULE_OPS` have defaults, inherited from `ModuleOps`).
+    Each op is written out, with its signature and a docstring, as a stub of
+    `protocol/` (`FloatOps`, `IntOps`, `BoolOps`), which an editor's
+    go-to-definition on `B.float_exp` lands on; a stub counts as missing.
 
     Class attributes a backend sets:
 
@@ -210,24 +217,6 @@ class Backend(ModuleOps):
             cls.InnerBackend = cls  # a plain backend is its own inner backend
 
     @classmethod
-    def float_relu(cls, p):
-        """max(x, 0): 0 where x < 0, x itself elsewhere, so NaN and -0.0 pass
-        through as in PyTorch's relu (Burn's mask `x <= 0` would turn -0.0
-        into +0.0). A default from two primitives; backends override it
-        with one pass."""
-        return cls.float_mask_fill(p, cls.float_lower_elem(p, 0.0), 0.0)
-
-    @classmethod
-    def float_sigmoid(cls, p):
-        """1 / (1 + e^-x) (Burn's `ActivationOps::sigmoid`), accurate on both
-        tails: with e = e^-|x| (never overflows), 1 / (1 + e) for x >= 0 and
-        e / (1 + e) for x < 0, so sigmoid(-88) keeps f32 relative accuracy
-        where 1 - small or (1 + tanh(x/2)) / 2 would cancel to 0."""
-        e = cls.float_exp(cls.float_neg(cls.float_abs(p)))
-        r = cls.float_recip(cls.float_add_scalar(e, 1.0))
-        return cls.float_mask_where(r, cls.float_lower_elem(p, 0.0), cls.float_mul(e, r))
-
-    @classmethod
     def name(cls) -> str:
         """The backend's name as Burn prints it (`"ndarray"`)."""
         raise NotImplementedError
@@ -272,8 +261,9 @@ class Backend(ModuleOps):
 
     @classmethod
     def missing_ops(cls) -> list[str]:
-        """The ops of the protocol this backend does not define (for tests)."""
-        return [op for op in ALL_OPS if not callable(getattr(cls, op, None))]
+        """The ops of the protocol this backend does not define (for tests):
+        absent, or only the protocol's stub."""
+        return [op for op in ALL_OPS if not callable(fn := getattr(cls, op, None)) or is_stub(fn)]
 
 
 def broadcast_shape(op: str, lhs: Sequence[int], rhs: Sequence[int]) -> tuple:

@@ -2,7 +2,7 @@
 `gelu`, `hard_sigmoid`.
 
 A whole LSTM or GRU layer over a sequence is one backend op, so a backend can
-run the recurrence as one tight loop (NdArray does, `ndarray_layers.py`);
+run the recurrence as one tight loop (NdArray does, `ndarray/layers.py`);
 so is a layer norm, a dozen ops that NumPy can run in place. These
 defaults write the same recurrence with the protocol's primitive ops only
 (`float_cat`, `float_matmul`, `float_slice`, `float_sigmoid`, ...): on

@@ -119,7 +119,7 @@ def test_depthwise_forward_channels_last_and_planar_give_the_same_bits(case, bat
     """NdArray's two depthwise forward paths (channels-last for small output
     planes, planar above `_CHANNELS_LAST_PLANE`) add the taps in the same
     order, so whichever runs gives the same values."""
-    from burnbook.backend import ndarray_module as nm
+    from burnbook.backend.ndarray import module_ops as nm
 
     c, _, _, k, s, p, d, size = case
     kh, kw = (k, k) if isinstance(k, int) else k

@@ -1,4 +1,4 @@
-"""NdArray's table erf for f32 arrays (burnbook/backend/ndarray_erf.py) gives
+"""NdArray's table erf for f32 arrays (burnbook/backend/ndarray/erf.py) gives
 exactly libm's erf rounded to f32: on every f32 in a dense window, on random
 values of every magnitude, on the specials (NaN, +-inf, -0.0, subnormals, the
 +-4 clamp), on both sides of the size where it takes over from the
@@ -12,8 +12,8 @@ import math
 import numpy as np
 import pytest
 
-from burnbook.backend import ndarray as nd
-from burnbook.backend.ndarray_erf import erf_f32
+from burnbook.backend.ndarray import erf as nd
+from burnbook.backend.ndarray.erf import erf_f32
 
 
 def _libm(x: np.ndarray) -> np.ndarray:
@@ -64,7 +64,7 @@ def test_gelu_is_within_one_and_a_half_ulp_of_x_phi_x_and_matches_torch() -> Non
     from burnbook.backend import Autodiff, NdArray
     from burnbook.tensor import activation
 
-    from burnbook.backend.ndarray_layers import _GELU_NDTR_BELOW
+    from burnbook.backend.ndarray.layers import _GELU_NDTR_BELOW
 
     x = np.concatenate([np.linspace(-10, 10, _GELU_NDTR_BELOW - 6), [0.0, -0.0, 1e-30, -5.5, 7.25]]).astype(np.float32)
     got = activation.gelu(Tensor[NdArray, 1].from_data(x)).to_numpy()

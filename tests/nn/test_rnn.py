@@ -184,7 +184,7 @@ FUSED = [("lstm", True, True, ()), ("lstm", False, True, ()),
 @pytest.mark.parametrize("scale", [1.0, 30.0])
 def test_ndarray_fused_op_matches_torch(kind: str, bias: bool, reset_after: bool, drop: tuple,
                                         scale: float) -> None:
-    """NdArray's one-loop LSTM/GRU (`ndarray_layers.py`) against torch, with
+    """NdArray's one-loop LSTM/GRU (`ndarray/layers.py`) against torch, with
     initial states, missing biases, both GRU reset forms and, at scale 30,
     saturated gates (its sigmoid is 0.5 tanh(a/2) + 0.5)."""
     layer, ref = _layer(kind, NdArray, bias, reset_after, drop)

@@ -1,18 +1,19 @@
-"""NdArray's error function for f32 arrays: libm's value rounded to f32, at a
-few NumPy passes instead of a Python call per element.
+"""NdArray's error function (NumPy has none): `np_erf` picks a method by
+dtype and size; `erf_f32` gives libm's value for an f32 array at a few NumPy
+passes instead of a Python call per element.
 
-erf(x) is evaluated in f64 from a table: at the nearest grid point x_k = k/2048
-of [0, 4], erf(x_k) and the Taylor terms of orders 1 to 3 (erf' = 2/sqrt(pi)
-e^-x^2 and its derivatives, through Hermite polynomials), summed by Horner in
-d = x - x_k, |d| <= 1/4096. The relative error is below 4e-15 (the order-4
-term, d^4 erf''''/24), so rounding to f32 gives libm's result except where the
-f64 value lies within 1e-12 (relative) of a rounding boundary; those elements (about one
-in 30 000, and NaN) are recomputed with `math.erf`. Past |x| = 4
-erf(x) rounds to +-1 in f32, which the table's last point already gives.
-It makes a large GELU (0.5 x (1 + erf(x / sqrt 2))) cheap on NdArray: 99 us
-instead of 254 at 8704 elements, and exact where the Chebyshev fit it
-replaced was within 1.2e-7. Below ~6k elements SciPy's erf, one ufunc call,
-is faster (`ndarray._ERF_SCIPY_BELOW`).
+erf_f32: erf(x) is evaluated in f64 from a table: at the nearest grid point
+x_k = k/2048 of [0, 4], erf(x_k) and the Taylor terms of orders 1 to 3
+(erf' = 2/sqrt(pi) e^-x^2 and its derivatives, through Hermite polynomials),
+summed by Horner in d = x - x_k, |d| <= 1/4096. The relative error is below
+4e-15 (the order-4 term, d^4 erf''''/24), so rounding to f32 gives libm's
+result except where the f64 value lies within 1e-12 (relative) of a rounding
+boundary; those elements (about one in 30 000, and NaN) are recomputed with
+`math.erf`. Past |x| = 4 erf(x) rounds to +-1 in f32, which the table's last
+point already gives. It makes a large GELU (0.5 x (1 + erf(x / sqrt 2)))
+cheap on NdArray: 99 us instead of 254 at 8704 elements, and exact where the
+Chebyshev fit it replaced was within 1.2e-7. Below ~6k elements SciPy's erf,
+one ufunc call, is faster (`_ERF_SCIPY_BELOW`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import math
 
 import numpy as np
 
-__all__ = ["erf_f32"]
+__all__ = ["erf_f32", "np_erf"]
 
 _STEPS = 2048             # grid points per unit
 _TOP = 4.0                # erf(4) = 1 - 1.5e-8 rounds to 1.0 in f32, as does everything past it
@@ -64,3 +65,54 @@ def erf_f32(x: np.ndarray) -> np.ndarray:
     if doubt.any():
         out[doubt] = [math.erf(v) for v in x64[doubt].tolist()]
     return out
+
+
+# Below this many elements erf is libm's `math.erf` per element, exact in f64
+# and then rounded: a Python loop of ~65 ns an element beats the fit's ~45
+# NumPy calls (~40 us whatever the size) up to about a thousand elements.
+_ERF_EXACT_BELOW = 1024
+# f32 arrays below this size take SciPy's erf: one ufunc call, computed in f64
+# and rounded (the same bits as libm's rounded value, like the table), cheaper
+# than the table's NumPy passes on small arrays; from ~6k elements the table,
+# vectorised, wins.
+_ERF_SCIPY_BELOW = 6144
+
+
+def _erf_exact(x: np.ndarray) -> np.ndarray:
+    return np.fromiter(map(math.erf, x.ravel().tolist()), x.dtype, x.size).reshape(x.shape)
+
+
+def np_erf(x: np.ndarray) -> np.ndarray:
+    """The error function: exact (libm) in f64; f32 arrays are SciPy's
+    `special.erf` below `_ERF_SCIPY_BELOW` elements and `erf_f32`
+    above, both libm's value rounded to f32; f16 below `_ERF_EXACT_BELOW`
+    elements libm's too, bigger f16 arrays the Numerical Recipes Chebyshev
+    fit of erfc, whose relative error (< 1.2e-7) is below f16 rounding.
+    NumPy has no erf of its own."""
+    if x.dtype == np.float32:
+        if x.size < _ERF_SCIPY_BELOW:
+            from scipy.special import erf   # imported on first use: SciPy takes ~0.1 s to load
+
+            return erf(x)
+        return erf_f32(x)
+    if x.dtype == np.float64 or x.size < _ERF_EXACT_BELOW:
+        return _erf_exact(x)
+    z = np.abs(x.astype(np.float64))
+    t = 1.0 / (1.0 + 0.5 * z)
+    poly = -z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (
+        0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (
+            1.48851587 + t * (-0.82215223 + t * 0.17087277))))))))
+    erfc = t * np.exp(poly)
+    fit = np.where(x >= 0, 1.0 - erfc, erfc - 1.0)
+    # Near 0 the fit's absolute error dwarfs erf itself (erf(0) would be
+    # -3e-8), so |x| < 0.5 takes the Maclaurin series, exact to f64 there.
+    x64 = x.astype(np.float64)
+    x2 = x64 * x64
+    series = np.zeros_like(x64)
+    for k in range(12, -1, -1):
+        series = _ERF_SERIES[k] + x2 * series
+    return np.where(z < 0.5, x64 * series, fit).astype(x.dtype)
+
+
+# 2/sqrt(pi) * (-1)^k / (k! (2k + 1)), the Maclaurin coefficients of erf(x)/x.
+_ERF_SERIES = [2.0 / math.sqrt(math.pi) * (-1) ** k / (math.factorial(k) * (2 * k + 1)) for k in range(13)]

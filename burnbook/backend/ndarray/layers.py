@@ -1,9 +1,9 @@
 """NdArray's whole-layer module ops: an LSTM or GRU layer as one NumPy loop;
 a layer norm as a few in-place NumPy calls.
 
-The recurrent defaults (`module_layers.py`) cost ~15 backend calls per time step, each a
-few microseconds of Python on the small `[batch, H]` states of a recurrent
-layer. Here the input projection of every step is one matmul, then a step is
+The recurrent defaults (`backend/module_layers.py`) cost ~15 backend calls
+per time step, each a few microseconds of Python on the small `[batch, H]`
+states of a recurrent layer. Here the input projection of every step is one matmul, then a step is
 one matmul and about ten in-place NumPy calls (positional `out`) writing
 straight into preallocated outputs.
 
@@ -21,33 +21,12 @@ one `tanh` over the whole pre-activation serves every gate.
 
 from __future__ import annotations
 
-import weakref
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from . import module_layers
-
-# Packed, halved weights per layer, keyed by the identity of the gate
-# arrays they came from. NdArray never mutates a primitive, so the same
-# arrays mean the same packing; an entry goes when any of its arrays dies.
-_PACKED: dict = {}
-
-
-def cached(tag: str, arrays: Sequence[Any], make: Callable[[], tuple]) -> tuple:
-    """`make()`, or what it gave for these very arrays (`None` entries
-    allowed) under `tag` before."""
-    key = (tag, *map(id, arrays))
-    hit = _PACKED.get(key)
-    if hit is not None and all(r() is a for r, a in zip(hit[0], arrays)):
-        return hit[1]
-    value = make()
-
-    def forget(_ref: Any, key: tuple = key) -> None:
-        _PACKED.pop(key, None)
-    refs = [(lambda: None) if a is None else weakref.ref(a, forget) for a in arrays]
-    _PACKED[key] = (refs, value)
-    return value
+from .. import module_layers
+from .cache import cached
 
 
 def _rows(weights: Sequence[np.ndarray]) -> np.ndarray:
@@ -215,7 +194,7 @@ def layer_norm(B: type, x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, epsi
 
 
 # From this size on the default's five ops are faster: SciPy's ndtr is not
-# vectorised, the default's erf (`ndarray_erf`) is; around it they are even.
+# vectorised, the default's erf (`erf.py`'s table) is; around it they are even.
 _GELU_NDTR_BELOW = 4096
 
 

@@ -1,13 +1,13 @@
 """NdArray's fast module ops: convolution and max pooling in NumPy.
 
-A conv is one im2col copy, filled one kernel tap at a time (a stride-1 conv
-copies whole flattened rows, see `_row_taps`), and one batched matmul whose
-result is already in `[N, O, Ho, Wo]` order. Its weight gradient at stride 1
+A conv is one im2col copy (`im2col.py`), filled one kernel tap at a time
+(a stride-1 conv copies whole flattened rows, see `_row_taps`), and one
+batched matmul whose result is already in `[N, O, Ho, Wo]` order. Its weight gradient at stride 1
 needs no im2col: one matmul per tap against a view of x's rows. Its input
 gradient, conv_transpose, is one matmul followed by a tap-by-tap col2im.
 A conv on a small plane (`_SMALL_PLANE` output pixels) is one GEMM over
 the whole batch instead (`_conv_batch_folded`). Depthwise convs (one input
-channel per group) skip im2col: each tap is a broadcast multiply-add of a
+channel per group, `depthwise.py`) skip im2col: each tap is a broadcast multiply-add of a
 contiguous run of x's stride-phase planes (`_phases`), in the forward pass,
 the weight gradient and the matching conv_transpose; the forward pass of
 a small output plane runs channels-last instead (`_depthwise_conv_channels_last`).
@@ -16,7 +16,7 @@ runs over the batch, the groups or the pixels, only over the kh*kw kernel
 taps (and the stride phases).
 
 LSTM and GRU layers are one NumPy loop each, layer norm a few in-place
-NumPy calls (`ndarray_layers.py`).
+NumPy calls (`layers.py`).
 Everything else (1-D ops, average and adaptive pooling, embedding) uses the
 defaults of `ModuleOps`, which on NdArray are already a few NumPy matmuls.
 """
@@ -24,305 +24,28 @@ defaults of `ModuleOps`, which on NdArray are already a few NumPy matmuls.
 from __future__ import annotations
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
-from . import ndarray_layers
-from .module_ops import ModuleOps, conv_output_size, conv_transpose_output_size, pool_output_size
-
-
-def _pad(x: np.ndarray, pads, value: float = 0.0) -> np.ndarray:
-    """`x [N, C, H, W]` padded by ((top, bottom), (left, right))."""
-    (t, b), (l, r) = pads
-    if t == b == l == r == 0:
-        return x
-    n, c, h, w = x.shape
-    # A filled buffer and one slice copy: np.pad's generic path costs ~10x
-    # more on the small planes of a batch-1 forward pass.
-    out = np.full((n, c, h + t + b, w + l + r), value, dtype=x.dtype)
-    out[:, :, t : t + h, l : l + w] = x
-    return out
-
-
-def _strided(a: np.ndarray, shape, strides) -> np.ndarray:
-    """A view of `a`'s memory with `shape` and `strides` (bytes), to be read
-    only. NumPy's array constructor makes it without `as_strided`'s Python
-    detour, and checks that it stays inside the buffer; it needs a
-    contiguous `a`, anything else goes through `as_strided`."""
-    if a.flags.c_contiguous:
-        return np.ndarray(shape, a.dtype, a, 0, strides)
-    return as_strided(a, shape, strides, writeable=False)
-
-
-def _windows(xp: np.ndarray, kernel, stride, dilation, out) -> np.ndarray:
-    """The kernel windows of the padded `xp [N, C, Hp, Wp]` as a read-only
-    strided view `[N, C, kh, kw, Ho, Wo]` (no copy)."""
-    (kh, kw), (sh, sw), (dh, dw), (ho, wo) = kernel, stride, dilation, out
-    s_n, s_c, s_h, s_w = xp.strides
-    return _strided(xp, (xp.shape[0], xp.shape[1], kh, kw, ho, wo),
-                    (s_n, s_c, dh * s_h, dw * s_w, sh * s_h, sw * s_w))
-
-
-def _taps(xp: np.ndarray, kernel, stride, dilation, out) -> np.ndarray:
-    """im2col of the padded `xp [N, C, Hp, Wp]`: `[N, C, kh, kw, Ho, Wo]`,
-    one copy of its windows."""
-    return _windows(xp, kernel, stride, dilation, out).copy()
-
-
-def _row_taps(x: np.ndarray, pads, kernel, dilation, ho: int) -> tuple[np.ndarray, int]:
-    """Stride-1 im2col on whole rows of x zero-padded by `pads`:
-    `[N, C, kh, kw, Ho * Wp]`, and Wp.
-
-    Each padded plane is laid out as one flat run; tap (i, j) is then the
-    contiguous run starting at i*dh*Wp + j*dw, i.e. the windows of *every*
-    column 0..Wp-1 of Ho output rows. Columns Wo..Wp-1 wrap into the next
-    row: they are garbage that the caller crops (or multiplies by zero), a
-    few percent of extra work for a copy made of long contiguous runs
-    instead of Wo-long strided ones. The planes get zeros past their end
-    for the last runs, so every tap is one window of a strided view and
-    all of them are copied in one call."""
-    (kh, kw), (dh, dw), ((top, bottom), (left, right)) = kernel, dilation, pads
-    n, c, h, w = x.shape
-    hp, wp = h + top + bottom, w + left + right
-    length = ho * wp
-    size = max(hp * wp, (kh - 1) * dh * wp + (kw - 1) * dw + length)
-    flat = np.zeros((n, c, size), dtype=x.dtype)
-    flat[:, :, :hp * wp].reshape(n, c, hp, wp)[:, :, top:top + h, left:left + w] = x
-    s0, s1, s2 = flat.strides
-    windows = _strided(flat, (n, c, kh, kw, length), (s0, s1, dh * wp * s2, dw * s2, s2))
-    return windows.copy(), wp
-
-
-def _pads(x: np.ndarray, kernel, options, out) -> tuple:
-    """((top, bottom), (left, right)): the zero padding, plus rows/cols past
-    it that a longer output grad asks for (conv_transpose's weight gradient can)."""
-    h, w = x.shape[2:]
-    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, options.stride, options.padding, options.dilation
-    eh = max(0, (out[0] - 1) * sh + dh * (kh - 1) + 1 - (h + 2 * ph))
-    ew = max(0, (out[1] - 1) * sw + dw * (kw - 1) + 1 - (w + 2 * pw))
-    return (ph, ph + eh), (pw, pw + ew)
-
-
-def _padded(x: np.ndarray, kernel, options, out) -> np.ndarray:
-    """x zero-padded by `_pads`."""
-    return _pad(x, _pads(x, kernel, options, out))
-
-
-def _crop_transpose(full: np.ndarray, bias, kernel, options, size) -> np.ndarray:
-    """conv_transpose2d's output: the uncropped `full` less the padding, plus bias."""
-    ho, wo = (conv_transpose_output_size(s, k, st, p, po, d) for s, k, st, p, po, d in
-              zip(size, kernel, options.stride, options.padding, options.padding_out, options.dilation))
-    ph, pw = options.padding
-    out = full[:, :, ph : ph + ho, pw : pw + wo]
-    if bias is not None:
-        return out + bias.reshape(1, -1, 1, 1)
-    return out
-
-
-# Below this many output pixels a batch's convs are one GEMM over the whole
-# batch instead of one per image: a small plane makes each image's GEMM a
-# matrix-vector product that rereads the whole weight.
-_SMALL_PLANE = 256
-
-
-def _conv_batch_folded(x: np.ndarray, weight: np.ndarray, bias, options, out) -> np.ndarray:
-    """An ungrouped conv2d as one `[O, C*kk] @ [C*kk, N*Ho*Wo]` GEMM, the
-    im2col built batch-inner (`[C, kh, kw, N, Ho, Wo]`) with exact columns."""
-    n, c = x.shape[:2]
-    o, _, kh, kw = weight.shape
-    (ho, wo), (sh, sw), (dh, dw) = out, options.stride, options.dilation
-    windows = _windows(_padded(x, (kh, kw), options, out), (kh, kw), (sh, sw), (dh, dw), (ho, wo))
-    cols = np.empty((c, kh, kw, n, ho, wo), dtype=np.result_type(x, weight))
-    cols[...] = windows.transpose(1, 2, 3, 0, 4, 5)   # batch-inner, in one copy
-    y = (weight.reshape(o, c * kh * kw) @ cols.reshape(c * kh * kw, n * ho * wo)).reshape(o, n, ho, wo)
-    if bias is not None:
-        y += bias.reshape(o, 1, 1, 1)
-    return np.ascontiguousarray(y.transpose(1, 0, 2, 3))
-
-
-def _unit_stride(options) -> bool:
-    return tuple(options.stride) == (1, 1)
-
-
-# -- one input channel per group (depthwise) ---------------------------------------------
-# With one input channel per group, im2col + a batched matmul is C tiny GEMMs
-# of one row each (slow in BLAS) on a copy kh*kw times x's size. Instead each
-# kernel tap is a broadcast multiply-add of one shifted *view* of x: the
-# stride phases of x are split once (see `_phases`) so that every tap is a
-# contiguous run of a flat plane, as in `_row_taps`.
-
-def _phase_blocks(h: int, w: int, pads, stride):
-    """How an `[H, W]` plane zero-padded by `pads` splits by stride phase:
-    (Hq, Wq), each phase's size, and per phase (a, b) (the padded rows a::sh
-    and columns b::sw) the block of it that x fills and x's rows and columns
-    that fill it, as ((a, b), (phase rows, phase cols), (x rows, x cols))."""
-    (top, bottom), (left, right), (sh, sw) = *pads, stride
-    hq, wq = -(-(h + top + bottom) // sh), -(-(w + left + right) // sw)
-    blocks = []
-    for a in range(sh):
-        y0 = (a - top) % sh                  # x's first row in phase a
-        r0, rows = (y0 + top) // sh, len(range(y0, h, sh))
-        for b in range(sw):
-            x0 = (b - left) % sw
-            q0, cols = (x0 + left) // sw, len(range(x0, w, sw))
-            blocks.append(((a, b), (slice(r0, r0 + rows), slice(q0, q0 + cols)),
-                           (slice(y0, None, sh), slice(x0, None, sw))))
-    return (hq, wq), blocks
-
-
-def _phases(x: np.ndarray, pads, stride) -> tuple[np.ndarray, int, int]:
-    """`x [N, C, H, W]` zero-padded by `pads` and split by stride phase into
-    `[N, C, sh*sw, Lq]` (phase (a, b) holds the padded rows a::sh and columns
-    b::sw as a flat `[Hq, Wq]` plane, one zero row after it), and (Hq, Wq).
-    Tap (i, j) of output row r, column q reads phase (i*dh % sh, j*dw % sw)
-    at row i*dh // sh + r, column j*dw // sw + q. One copy of x in all."""
-    n, c, h, w = x.shape
-    (hq, wq), blocks = _phase_blocks(h, w, pads, stride)
-    buf = np.zeros((n, c, *stride, hq + 1, wq), dtype=x.dtype)
-    for (a, b), (rows, cols), (x_rows, x_cols) in blocks:
-        buf[:, :, a, b, rows, cols] = x[:, :, x_rows, x_cols]
-    return buf.reshape(n, c, stride[0] * stride[1], (hq + 1) * wq), hq, wq
-
-
-def _tap_phases(kernel, stride, dilation):
-    """(i, j, phase, row, column) of each kernel tap: the stride phase it
-    reads and its offset there, in `_phase_blocks`' layout."""
-    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
-    for i in range(kh):
-        for j in range(kw):
-            r, s = i * dh, j * dw
-            yield i, j, (r % sh) * sw + s % sw, r // sh, s // sw
-
-
-def _tap_runs(kernel, stride, dilation, wq: int):
-    """(i, j, phase, offset) of each kernel tap in `_phases`' flat planes."""
-    for i, j, phase, row, col in _tap_phases(kernel, stride, dilation):
-        yield i, j, phase, row * wq + col
-
-
-def _depthwise_conv(x: np.ndarray, weight: np.ndarray, pads, stride, dilation, out) -> np.ndarray:
-    """conv2d of x padded by `pads` when every group has one input channel:
-    `[N, O, Ho, Wq]`, the columns past Wo garbage (the caller crops)."""
-    n, g = x.shape[:2]
-    o, _, kh, kw = weight.shape
-    m, (ho, _) = o // g, out
-    flat, _, wq = _phases(x, pads, stride)
-    length = ho * wq
-    w = weight.reshape(g, m, kh, kw).astype(np.result_type(x, weight), copy=False)
-    # Channel multiplier 1 gets 3-D operands: NumPy's broadcasting over a
-    # 4-D [N, g, 1, L] x [g, m, 1] pair runs several times slower.
-    acc = np.empty((n, g, length) if m == 1 else (n, g, m, length), dtype=w.dtype)
-    tmp = np.empty_like(acc)
-    for t, (i, j, ph, off) in enumerate(_tap_runs((kh, kw), stride, dilation, wq)):
-        if m == 1:
-            view, wt = flat[:, :, ph, off : off + length], w[:, 0, i, j, None]
-        else:
-            view, wt = flat[:, :, ph, None, off : off + length], w[:, :, i, j, None]
-        np.multiply(view, wt, out=acc if t == 0 else tmp)
-        if t:
-            acc += tmp
-    return acc.reshape(n, o, ho, wq)
-
-
-# Output planes up to this many pixels run channels-last instead
-# (`_depthwise_conv_channels_last`): there each tap is a multiply-add over
-# Ho runs of Wo*C contiguous values, where the planar form does C runs of
-# Ho*Wq (garbage columns included): far fewer, longer runs on the small
-# planes of mobilenet's later blocks; on a 112x112 plane the planar form wins.
-_CHANNELS_LAST_PLANE = 1024
-
-
-def _depthwise_conv_channels_last(x: np.ndarray, weight: np.ndarray, pads, stride, dilation,
-                                  out) -> np.ndarray:
-    """conv2d of x padded by `pads` with one input and one output channel
-    per group, computed in `[N, Ho, Wo*C]` order: `[N, C, Ho, Wo]`, contiguous.
-
-    x is copied once, channels-last and split by stride phase (as `_phases`
-    does planes), so that every tap reads, for each output row, one
-    contiguous run of Wo*C values; the taps' weights are tiled Wo times to
-    match (cached per weight array)."""
-    n, c, h, w = x.shape
-    kh, kw = weight.shape[2:]
-    (sh, sw), (ho, wo) = stride, out
-    dt = np.result_type(x, weight)
-    (hq, wq), blocks = _phase_blocks(h, w, pads, stride)
-    phases = np.zeros((sh * sw, n, hq, wq, c), dtype=dt)
-    xt = x.transpose(0, 2, 3, 1)
-    for (a, b), (rows, cols), (x_rows, x_cols) in blocks:
-        phases[a * sw + b, :, rows, cols] = xt[:, x_rows, x_cols]
-    flat = phases.reshape(sh * sw, n, hq, wq * c)
-    taps = ndarray_layers.cached(
-        f"depthwise {wo} {dt.str}", (weight,),
-        lambda: (np.tile(np.ascontiguousarray(weight.reshape(c, kh * kw).T, dtype=dt), (1, wo)),))[0]
-    acc = np.empty((n, ho, wo * c), dtype=dt)
-    tmp = np.empty_like(acc)
-    for i, j, phase, row, col in _tap_phases((kh, kw), stride, dilation):
-        view = flat[phase, :, row: row + ho, col * c: (col + wo) * c]
-        if i == j == 0:
-            np.multiply(view, taps[0], out=acc)
-        else:
-            np.multiply(view, taps[i * kw + j], out=tmp)
-            acc += tmp
-    return np.ascontiguousarray(acc.reshape(n, ho, wo, c).transpose(0, 3, 1, 2))
-
-
-def _depthwise_weight_grad(x: np.ndarray, output_grad: np.ndarray, pads, kernel, stride,
-                           dilation) -> np.ndarray:
-    """conv2d's weight gradient `[O, 1, kh, kw]` when every group has one
-    input channel (x padded by `pads`): per tap, a batched dot product of
-    the output grad with the tap's view of x (no im2col)."""
-    n, o, ho, wo = output_grad.shape
-    g = x.shape[1]
-    m, (kh, kw) = o // g, kernel
-    flat, _, wq = _phases(x, pads, stride)
-    length = ho * wq
-    gy = np.zeros((n, g, m, ho, wq), dtype=output_grad.dtype)  # zero where the runs hold garbage
-    gy[..., :wo] = output_grad.reshape(n, g, m, ho, wo)
-    gy = gy.reshape(n, g, m, length)
-    gw = np.empty((g, m, kh, kw), dtype=np.result_type(x, output_grad))
-    for i, j, ph, off in _tap_runs(kernel, stride, dilation, wq):
-        view = flat[:, :, ph, off : off + length, None]              # [N, g, L, 1]
-        gw[:, :, i, j] = np.matmul(gy, view)[..., 0].sum(axis=0)
-    return gw.reshape(o, 1, kh, kw)
-
-
-def _depthwise_transpose(x: np.ndarray, weight: np.ndarray, groups: int, stride, dilation, full) -> np.ndarray:
-    """conv_transpose2d's uncropped `[N, G, Hf, Wf]` output when every group
-    has one output channel: each tap adds x, times the tap's weights (summed
-    over the group's inputs), as one contiguous run onto the output's stride
-    phases (`_phases`' layout), which are interleaved once at the end."""
-    n, ci, h, w = x.shape
-    kh, kw = weight.shape[2:]
-    (sh, sw), (hf, wf), cig = stride, full, ci // groups
-    hq, wq = -(-hf // sh), -(-wf // sw)
-    length = h * wq
-    dtype = np.result_type(x, weight)
-    # x's rows widened with zeros to Wq: a run's wrapped tail then adds zeros.
-    xw = np.zeros((n, groups, cig, h, wq), dtype=dtype)
-    xw[..., :w] = x.reshape(n, groups, cig, h, w)
-    xw = xw.reshape(n, groups, cig, length)
-    wt = weight.reshape(groups, cig, kh, kw).astype(dtype, copy=False)
-    flat = np.zeros((n, groups, sh * sw, (hq + 1) * wq), dtype=dtype)
-    tmp = np.empty((n, groups, length), dtype=dtype)
-    for i, j, ph, off in _tap_runs((kh, kw), stride, dilation, wq):
-        if cig == 1:
-            np.multiply(xw[:, :, 0], wt[:, 0, i, j, None], out=tmp)
-        else:
-            np.matmul(wt[:, None, :, i, j], xw, out=tmp[:, :, None])
-        flat[:, :, ph, off : off + length] += tmp
-    if (sh, sw) == (1, 1):
-        return flat.reshape(n, groups, hq + 1, wq)[:, :, :hf, :wf]
-    grid = flat.reshape(n, groups, sh, sw, hq + 1, wq)[..., :hq, :].transpose(0, 1, 4, 2, 5, 3)
-    return grid.reshape(n, groups, hq * sh, wq * sw)[:, :, :hf, :wf]
+from ..module_ops import ModuleOps
+from ..module_options import conv_output_size, pool_output_size
+from . import layers
+from .depthwise import (
+    _CHANNELS_LAST_PLANE, _depthwise_conv, _depthwise_conv_channels_last, _depthwise_transpose,
+    _depthwise_weight_grad,
+)
+from .im2col import (
+    _SMALL_PLANE, _conv_batch_folded, _crop_transpose, _pad, _padded, _pads, _row_taps, _strided, _taps,
+    _unit_stride,
+)
 
 
 class NdArrayModuleOps(ModuleOps):
     """The overrides NdArray mixes in before `Backend`'s defaults."""
 
-    lstm = staticmethod(ndarray_layers.lstm)   # a recurrent layer as one NumPy loop
-    gru = staticmethod(ndarray_layers.gru)
-    layer_norm = classmethod(ndarray_layers.layer_norm)
-    gelu = classmethod(ndarray_layers.gelu)    # x * Phi(x) in two NumPy calls
-    hard_sigmoid = classmethod(ndarray_layers.hard_sigmoid)
+    lstm = staticmethod(layers.lstm)   # a recurrent layer as one NumPy loop
+    gru = staticmethod(layers.gru)
+    layer_norm = classmethod(layers.layer_norm)
+    gelu = classmethod(layers.gelu)    # x * Phi(x) in two NumPy calls
+    hard_sigmoid = classmethod(layers.hard_sigmoid)
 
     @classmethod
     def conv1d(cls, x, weight, bias, options):
