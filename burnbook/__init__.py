@@ -23,6 +23,16 @@ _warnings.filterwarnings(
     module=r"burnbook(\.|$)",
 )
 
+from . import _malloc
+
+# A process-wide setting, made once, here, before burnbook allocates an
+# array (not as a side effect of importing a backend): glibc's malloc keeps
+# freed memory for the next allocation, so NumPy's temporaries reuse warm
+# pages instead of faulting in fresh ones on every forward pass. `_malloc.py` says why and how;
+# BURNBOOK_MALLOC=system opts out, and any value but keep or system stops
+# the import with a ValueError naming the variable.
+_malloc.keep_freed_memory()
+
 from .tensor import Bool, Distribution, DType, Float, Int, Shape, Tensor, TensorData, activation
 from . import backend
 

@@ -10,9 +10,11 @@ on every call then has the kernel fault in and zero those pages every time
 also turn glibc's adaptation off, so the behaviour does not depend on what
 ran before.
 
-Only glibc's `mallopt` is called; elsewhere (macOS, Windows, musl) nothing
-changes. `BURNBOOK_MALLOC=system` leaves the allocator as it was
-(`keep`, or unset, is the default); any other value is an error.
+`import burnbook` calls `keep_freed_memory()` once, as a process-level
+step (`burnbook/__init__.py`). Only glibc's `mallopt` is called; elsewhere
+(macOS, Windows, musl) nothing changes. `BURNBOOK_MALLOC=system` leaves the
+allocator as it was (`keep`, or unset, is the default); any other value is
+an error.
 """
 
 from __future__ import annotations

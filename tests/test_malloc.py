@@ -27,7 +27,7 @@ def _glibc() -> bool:
 # the allocator's state.
 _PROBE = """
 import resource, numpy as np
-import burnbook.backend  # NdArray sets the allocator up at import
+import burnbook.backend  # `import burnbook` sets the allocator up
 from burnbook import _malloc
 def churn(rounds):
     for _ in range(rounds):

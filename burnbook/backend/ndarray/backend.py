@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import _malloc
 from ..base import Backend, share_layout_ops
 from .device import CPU, Cpu
 from .erf import np_erf
@@ -17,9 +16,6 @@ from .module_ops import NdArrayModuleOps
 from .numpy_ops import (
     clamp, full_reduce, gather, int_div, mask_fill, mask_where, scatter, select_assign, slice_assign, via_f64,
 )
-
-# NumPy's temporaries reuse freed heap memory instead of fresh pages (see _malloc).
-_malloc.keep_freed_memory()
 
 _F32_ZERO, _F32_INF = np.float32(0), np.float32(np.inf)
 _RELU_ZERO = {"f": _F32_ZERO, "d": np.float64(0)}   # float_relu's maximum(0, x) types
