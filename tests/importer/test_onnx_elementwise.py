@@ -1,4 +1,4 @@
-"""The element-wise operator family (`ops_elementwise`, `runtime_elementwise`)
+"""The element-wise operator family (`ops/elementwise`, `runtime/elementwise`)
 beyond what the onnx node test cases reach: a PyTorch export using
 MobileNetV3's HardSwish/HardSigmoid, PReLU and the ELU family against torch;
 the composed math helpers against NumPy over wide inputs, and their

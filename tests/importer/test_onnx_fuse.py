@@ -1,4 +1,4 @@
-"""GELU fusion at import (burnbook/importer/onnx/fuse.py): the chains PyTorch's
+"""GELU fusion at import (burnbook/importer/onnx/passes/fuse.py): the chains PyTorch's
 exporters write for `nn.GELU()` (exact and tanh) become one `activation.gelu`
 call in the generated code, agree with onnxruntime and torch's F.gelu, and a
 chain whose constants are not GELU's, or whose inside another node reads,

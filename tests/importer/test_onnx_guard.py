@@ -18,7 +18,7 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 from burnbook import Bool, Tensor  # noqa: E402
 from burnbook.backend import NdArray  # noqa: E402
 from burnbook.importer import ModelGen  # noqa: E402
-from burnbook.importer.onnx import OnnxImportError, build_model, codegen, generate, ops  # noqa: E402
+from burnbook.importer.onnx import OnnxImportError, build_model, codegen, generate, table  # noqa: E402
 from burnbook.importer.onnx.guard import check_source  # noqa: E402
 from burnbook.importer.onnx.modelgen import load_source  # noqa: E402
 
@@ -170,7 +170,7 @@ BROKEN = [
 @pytest.mark.parametrize("emitter, node_name, what", BROKEN, ids=[b[0].__name__ for b in BROKEN])
 def test_a_broken_emitter_is_caught_before_anything_runs(tmp_path, monkeypatch, emitter, node_name, what):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setitem(ops.TABLE, "Relu", (emitter, None))
+    monkeypatch.setitem(table.TABLE, "Relu", (emitter, None))
     onnx.save(_relu_model(node_name), tmp_path / "m.onnx")
     with pytest.raises(OnnxImportError, match=r"refusing m\.onnx: .*line \d+: " + re.escape(what)):
         ModelGen().input(tmp_path / "m.onnx").out_dir(tmp_path / "out").run()

@@ -1,4 +1,4 @@
-"""ONNX If with a condition known only at run time (`ops_control._if`): a
+"""ONNX If with a condition known only at run time (`ops/control._if`): a
 Python `if` in the generated forward, so only the branch taken runs.
 Hand-built models are compared with onnxruntime for both conditions fed to
 the same built model, including branches that would fail on the other

@@ -1,8 +1,9 @@
 """ONNX reductions, arg/top-k, cumulative sums and the gather/scatter family
-(`ops_index`, `runtime_index`) where the onnx package's node test cases do
-not reach: the opset-13 (axes attribute) and opset-18 (axes input, constant
-or fed at run time) forms of every reduction, repeated scatter targets, and
-the errors. Outputs are checked against onnxruntime, gradients against finite differences."""
+(`ops/index`, `runtime/index`, `runtime/reductions`) where the onnx
+package's node test cases do not reach: the opset-13 (axes attribute) and
+opset-18 (axes input, constant or fed at run time) forms of every
+reduction, repeated scatter targets, and the errors. Outputs are checked
+against onnxruntime, gradients against finite differences."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""ONNX Loop (`burnbook.importer.onnx.ops_loop`): a runtime `while` in the
+"""ONNX Loop (`burnbook.importer.onnx.ops.loop`): a runtime `while` in the
 generated forward. Hand-built models are compared with onnxruntime over
 several trip counts and conditions fed to the same built model (so the loop
 is decided when the model runs, not at import), with outer-scope reads,

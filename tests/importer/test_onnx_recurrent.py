@@ -7,7 +7,7 @@ PyTorch's exports of `nn.LSTM`/`nn.GRU` classifiers (the TorchScript
 exporter live, the dynamo exporter's files from
 tools/make_recurrent_onnx.py), then what neither covers (sequence_lens,
 layout 1, clip, other activations) and the refusals; last, the control
-flow of `ops_control` (If, unrolled Scan).
+flow of `ops/control` (If, unrolled Scan).
 """
 
 from __future__ import annotations

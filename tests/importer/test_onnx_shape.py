@@ -1,4 +1,4 @@
-"""The shape-making ONNX operators (`ops_shape`) where the onnx node cases
+"""The shape-making ONNX operators (`ops/shape`) where the onnx node cases
 do not reach: opset variants of Split, every Pad mode on a 4-D tensor
 against onnxruntime, shapes that are only known at run time (which the
 generated code must read then, not bake in), the statistics of the random

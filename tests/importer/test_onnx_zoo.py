@@ -148,7 +148,7 @@ def test_zoo_legacy_exports_import_and_match_onnxruntime(folder):
 # -- constant folding ------------------------------------------------------------------
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-from burnbook.importer.onnx.fold import MAX_FOLDED_ELEMENTS, fold_constants, fold_model  # noqa: E402
+from burnbook.importer.onnx.passes.fold import MAX_FOLDED_ELEMENTS, fold_constants, fold_model  # noqa: E402
 from burnbook.importer.onnx.graph import parse  # noqa: E402
 
 

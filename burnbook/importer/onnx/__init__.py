@@ -3,18 +3,33 @@
     from burnbook.importer import ModelGen
     ModelGen().input("mnist.onnx").out_dir("model/").run()   # model/mnist.py + model/mnist.mpk
 
-`build_model(path)` gives the same model in memory. Modules: `graph` (parse,
-opset, value info), `fold` (constant folding at import: exporters' shape
-arithmetic on fixed dims becomes constants), `fuse` (pattern fusion at import:
-exporters' multi-node GELU formulas become one `Gelu` node), `ops` (the operator table and
-the walk over a graph; its emitters by family in `ops_math`, `ops_nn`,
-`ops_layout`), `codegen` (the source writer), `guard` (the allowlist every generated module passes
-before it runs or is written), `modelgen` (the builder), `runtime` (the
-helpers generated code calls).
+`build_model(path)` gives the same model in memory. The import runs in
+stages; imports run one way, from the top of this list down:
+
+- `modelgen` (the builder), `codegen` (the generated module's source text),
+  `guard` (the allowlist every generated module passes before it runs or
+  is written);
+- `walk`: every node checked against the operator table, then every live
+  node emitted; it imports `ops`, which fills the table;
+- `ops/`: the emitters, one module per operator family: `arithmetic`,
+  `elementwise`, `layout`, `index`, `shape`, `conv_pool`, `norm`,
+  `resampling`, `products`, `recurrent`, `control` (If, Scan), `loop`;
+- `passes/`: rewrites before lowering: `fold` (constant folding) and `fuse`
+  (GELU chains become one `Gelu` node);
+- `emit` (one node's emitter, then narrow integer results kept in range),
+  `args` (a node's inputs and attributes), `table` (the operator table the
+  families register into), `lowering` (the emitters' state, and the only
+  roads from file text into source);
+- `runtime/`: the helpers generated code calls, imported there as
+  `onnx_ops` (by family: `host`, `layout`, `elementwise`, `cast`,
+  `reductions`, `index`, `shapes`, `pooling`, `norm`, `resampling`,
+  `products`, `recurrence`, `control`);
+- `graph/`: reading a model: `parsing`, `check`, `opset`, `subgraphs`,
+  `values` (`Graph`, `Value`, `OnnxImportError`).
 """
 
 from .graph import MIN_OPSET, OnnxImportError
 from .modelgen import GeneratedModel, ModelGen, build_model, generate
-from .ops import supported_ops
+from .walk import supported_ops
 
 __all__ = ["ModelGen", "GeneratedModel", "build_model", "generate", "supported_ops", "OnnxImportError", "MIN_OPSET"]

@@ -1,7 +1,7 @@
 """The check every generated module passes before it is executed or written:
 its source is parsed with `ast` and held against an allowlist of what the
-code generator emits. It is a second line of defence behind `codegen.quote`
-and `codegen.identifier`: an emitter that let text from the ONNX file turn
+code generator emits. It is a second line of defence behind `lowering.quote`
+and `lowering.identifier`: an emitter that let text from the ONNX file turn
 into code would produce a construct outside the allowlist (an `Import`, a
 call of `__import__` or `exec`, a comprehension, an f-string, ...) and the
 model is refused with an `OnnxImportError` naming that construct and line.
@@ -57,8 +57,8 @@ _FUNCTIONS = {  # burnbook.tensor.activation and burnbook.tensor.module (F)
     "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d",
 }
 _LOADING = {"default_device", "from_file", "load", "load_record", "new", "with_name"}
-# names the operator families beyond the first three emit (one set per family module)
-_ELEMENTWISE = {  # ops_elementwise: Tensor methods and activation functions
+# names the later operator families emit (one set per family module in ops/)
+_ELEMENTWISE = {  # ops/elementwise: Tensor methods and activation functions
     "abs", "bool_and", "bool_not", "bool_or", "cos", "equal_elem", "greater", "greater_elem", "greater_equal",
     "greater_equal_elem", "is_nan", "lower", "lower_elem", "lower_equal", "lower_equal_elem", "mask_fill", "neg",
     "not_equal", "recip", "remainder", "remainder_scalar", "sign", "sin", "hard_sigmoid", "mish", "silu",

@@ -21,12 +21,12 @@ from typing import Any
 import numpy as np
 
 from burnbook._atomic import atomic_write
-from .codegen import identifier, module_source
-from .fold import fold_model
-from .fuse import fuse_patterns
+from .codegen import module_source
 from .graph import OnnxImportError, load_model, upgrade
 from .guard import check_source
-from .ops import lower
+from .lowering import identifier
+from .passes import fold_model, fuse_patterns
+from .walk import lower
 
 __all__ = ["ModelGen", "GeneratedModel", "generate", "build_model", "load_source"]
 
