@@ -1,10 +1,21 @@
 """`Autodiff[B]`: the backend decorator that makes any backend differentiable.
 
-`Autodiff[B]` is a cached subclass of `Backend` whose Float primitive is an
-`AutodiffTensor` (B's primitive plus a graph node, None when untracked). Every
-op of `FLOAT_OPS` runs B's op on the inner primitives; when an input is
-tracked it also records a node from the op table (`ops/`). Int and Bool
-primitives are B's own and their ops are B's, passed through unchanged.
+`Autodiff[B]` is a cached subclass of `Autodiff` whose Float primitive is an
+`AutodiffTensor` (B's primitive plus a graph node, None when untracked). The
+class body below is the op table as the decorator uses it: every op of the
+protocol is declared by name with what Autodiff does with it
+(`declarations.py`):
+
+- `tracked(rule)`: run B's op on the inner primitives; when an input is
+  tracked also record a node whose backward is `rule`, a function of
+  `ops/` (`float_exp = tracked(unary.exp)`: the rule `exp` in ops/unary.py);
+- `creates`, `reads`, `compares`: ops with no gradient (new tensors,
+  shapes and data, comparisons);
+- `inner_op`: Int and Bool primitives are B's own, and so are their ops.
+
+`Autodiff[B]` binds each declaration to B's op when it is first built. The
+extra ops of Burn's `AutodiffBackend` (`require_grad`, `backward`, `grad`...)
+are written out at the end.
 
 `Autodiff[Autodiff[B]]` is a TypeError: the backend is already
 differentiable; gradients of gradients come from `backward(create_graph=True)`.
@@ -12,215 +23,146 @@ differentiable; gradients of gradients come from `backward(create_graph=True)`.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
-from ..backend.base import AUTODIFF_OPS, BOOL_OPS, FLOAT_OPS, INT_OPS, MODULE_OPS, Backend
+from ..backend.decorator import Decorator
+from ..backend.protocol import AutodiffOps
 from . import engine
+from .declarations import compares, creates, inner_op, reads, tracked
 from .gradients import Gradients
-from .graph import AutodiffTensor, leaf, track
-from .ops import TABLE, OpSpec
-from .ops.module import module_forward
-
-# Float ops with no gradient: they make new untracked tensors, or read one.
-_CREATE = ("float_from_data", "float_empty", "float_full", "float_random")
-_READ = ("float_into_data", "float_shape", "float_device", "float_dtype",
-         "float_argmax", "float_argmin", "float_into_int")
-_COMPARE = ("float_equal", "float_greater", "float_greater_equal", "float_lower",
-            "float_lower_equal")
-_COMPARE_ELEM = ("float_equal_elem", "float_greater_elem", "float_greater_equal_elem",
-                 "float_lower_elem", "float_lower_equal_elem")
-_TO_FLOAT = ("int_into_float", "bool_into_float")
-
-_NONE2 = (None, None)
-_AT = AutodiffTensor
+from .graph import AutodiffTensor, leaf
+from .ops import arithmetic, index, layout, linalg, module, reduce, unary
 
 
-def _shape_fn(inner: type) -> Callable:
-    shape = inner.float_shape
-
-    def shape_of(p):
-        s = shape(p)
-        return s if type(s) is tuple else tuple(s)
-    return shape_of
-
-
-# -- method factories: one per forward kind of the op table ----------------------
-
-def _unary(inner: type, fn: Callable, spec: OpSpec) -> Callable:
-    label, rule, state = spec.label, spec.rule, spec.state
-    save_x, save_out = spec.save[0], spec.save_out
-    shape_of = _shape_fn(inner)
-
-    def op(x, *args):
-        p = x.primitive
-        out = fn(p, *args)
-        node = x.node
-        if node is None:
-            return _AT(out, None)
-        return track(label, (node,), out, shape_of(out), rule,
-                     (p if save_x else None, out if save_out else None),
-                     args if state is None else state(inner, out, p, *args))
-    return op
-
-
-def _binary(inner: type, fn: Callable, spec: OpSpec) -> Callable:
-    label, rule, save = spec.label, spec.rule, spec.save[0]
-    shape_of = _shape_fn(inner)
-
-    def op(x, y):
-        a, b = x.primitive, y.primitive
-        out = fn(a, b)
-        na, nb = x.node, y.node
-        if na is None and nb is None:
-            return _AT(out, None)
-        return track(label, (na, nb), out, shape_of(out), rule, (a, b) if save else _NONE2)
-    return op
-
-
-def _general(inner: type, fn: Callable, spec: OpSpec) -> Callable:
-    label, rule, pos, save = spec.label, spec.rule, spec.tensors, spec.save
-    shape_of = _shape_fn(inner)
-
-    def op(*args):
-        args = list(args)
-        parents, saved = [], []
-        for i, s in zip(pos, save):
-            t = args[i]
-            args[i] = t.primitive
-            parents.append(t.node)
-            saved.append(t.primitive if s else None)
-        out = fn(*args)
-        if all(p is None for p in parents):
-            return _AT(out, None)
-        static = tuple(a for i, a in enumerate(args) if i not in pos)
-        return track(label, tuple(parents), out, shape_of(out), rule, tuple(saved), static)
-    return op
-
-
-def _cat(inner: type, fn: Callable, spec: OpSpec) -> Callable:
-    label, rule, state = spec.label, spec.rule, spec.state
-    shape_of = _shape_fn(inner)
-
-    def op(ps, dim):
-        prims = [t.primitive for t in ps]
-        out = fn(prims, dim)
-        parents = tuple(t.node for t in ps)
-        if all(p is None for p in parents):
-            return _AT(out, None)
-        return track(label, parents, out, shape_of(out), rule, (), state(inner, out, prims, dim))
-    return op
-
-
-_FACTORIES = {"unary": _unary, "binary": _binary, "general": _general, "cat": _cat,
-              "module": module_forward}
-
-
-def _create(fn: Callable) -> Callable:
-    def op(*args, **kwargs):
-        return _AT(fn(*args, **kwargs), None)
-    return op
-
-
-def _read(fn: Callable) -> Callable:
-    def op(x, *args):
-        return fn(x.primitive, *args)
-    return op
-
-
-def _compare(fn: Callable) -> Callable:
-    def op(x, y):
-        return fn(x.primitive, y.primitive)
-    return op
-
-
-def _no_rule(name: str) -> Callable:
-    def op(*args, **kwargs):
-        raise NotImplementedError(f"Autodiff: {name} has no backward rule yet (burnbook/autodiff/ops)")
-    return op
-
-
-def _build(inner: type) -> type:
-    ns: dict[str, Any] = {
-        "InnerBackend": inner,
-        "Device": getattr(inner, "Device", None),
-        "is_autodiff": True,
-        "__doc__": f"`{inner.__name__}` with automatic differentiation (Burn's `Autodiff<{inner.__name__}>`).",
-        "__module__": __name__,
-    }
-    # An op the inner backend lacks stays undefined, so `missing_ops()` lists it.
-    for name in FLOAT_OPS + MODULE_OPS:  # module ops: conv, pooling (ops/module.py)
-        fn = getattr(inner, name, None)
-        if not callable(fn):
-            continue
-        if name in TABLE:
-            spec = TABLE[name]
-            ns[name] = staticmethod(_FACTORIES[spec.kind](inner, fn, spec))
-        elif name in _CREATE:
-            ns[name] = staticmethod(_create(fn))
-        elif name in _READ or name in _COMPARE_ELEM:
-            ns[name] = staticmethod(_read(fn))
-        elif name in _COMPARE:
-            ns[name] = staticmethod(_compare(fn))
-        else:  # a new op in base.py that the autodiff table does not know yet
-            ns[name] = staticmethod(_no_rule(name))
-    for name in INT_OPS + BOOL_OPS:
-        fn = getattr(inner, name, None)
-        if not callable(fn):
-            continue
-        if name in _TO_FLOAT:
-            ns[name] = staticmethod(_create(fn))
-        else:
-            ns[name] = staticmethod(fn)
-    return type(f"Autodiff[{inner.__name__}]", (Autodiff,), ns)
-
-
-class _AutodiffMeta(type):
-    def __repr__(cls) -> str:
-        inner = cls.__dict__.get("InnerBackend")
-        return "Autodiff" if inner is None else f"Autodiff[{inner.__name__}]"
-
-
-class Autodiff(Backend, metaclass=_AutodiffMeta):
+class Autodiff(Decorator, AutodiffOps):
     """The decorator: `Autodiff[B]` is B with a dynamic graph (Burn's
     `Autodiff<B>`); `Autodiff[B].InnerBackend is B`. Classes are cached, so
     `Autodiff[B] is Autodiff[B]`."""
 
-    _cache: dict = {}
+    prefix = "autodiff"
     is_autodiff = True
     InnerBackend = None  # set on each Autodiff[B]
 
-    def __class_getitem__(cls, inner: type) -> type:
-        if cls is not Autodiff:
-            raise TypeError(f"{cls!r} is already parametrised")
-        built = Autodiff._cache.get(inner)
-        if built is not None:
-            return built
-        if not (isinstance(inner, type) and issubclass(inner, Backend)):
-            raise TypeError(f"Autodiff[...] takes a backend class, got {inner!r}")
+    @classmethod
+    def _check_inner(cls, inner: Any) -> None:
+        super()._check_inner(inner)
         if getattr(inner, "is_autodiff", False):
             raise TypeError(
                 f"Autodiff[{inner!r}]: {inner!r} is already differentiable. For "
                 "gradients of gradients use backward(create_graph=True)."
             )
-        built = Autodiff._cache[inner] = _build(inner)
-        return built
-
-    # -- backend identity ----------------------------------------------------
-    @classmethod
-    def name(cls) -> str:
-        return f"autodiff<{cls.InnerBackend.name()}>"
 
     @classmethod
-    def default_device(cls) -> Any:
-        return cls.InnerBackend.default_device()
+    def _namespace(cls, inner: type) -> dict:
+        return {"InnerBackend": inner, "is_autodiff": True,
+                "__doc__": f"`{inner.__name__}` with automatic differentiation "
+                           f"(Burn's `Autodiff<{inner.__name__}>`)."}
 
-    @classmethod
-    def seed(cls, seed: int) -> None:
-        cls.InnerBackend.seed(seed)
+    # -- Float data and creation: no gradient, except through a device or dtype change -----------
+    float_from_data = float_empty = float_full = float_random = creates
+    float_into_data = float_shape = float_device = float_dtype = reads
+    float_to_device = tracked(linalg.to_device)
+    float_cast = tracked(linalg.cast)
 
-    @classmethod
-    def sync(cls, device: Any = None) -> None:
-        cls.InnerBackend.sync(device)
+    # -- layout: ops/layout.py ------------------------------------------------------------------
+    float_reshape = tracked(layout.reshape)
+    float_swap_dims = tracked(layout.swap_dims)
+    float_permute = tracked(layout.permute)
+    float_expand = tracked(layout.expand)
+    float_slice = tracked(layout.slice_)
+    float_slice_assign = tracked(layout.slice_assign)
+    float_cat = tracked(layout.cat)
+
+    # -- indexing: ops/index.py -----------------------------------------------------------------
+    float_gather = tracked(index.gather)
+    float_scatter = tracked(index.scatter)
+    float_select = tracked(index.select)
+    float_select_assign = tracked(index.select_assign)
+    float_mask_where = tracked(index.mask_where)
+    float_mask_fill = tracked(index.mask_fill)
+
+    # -- arithmetic: ops/arithmetic.py ------------------------------------------------------------
+    float_add = tracked(arithmetic.add)
+    float_sub = tracked(arithmetic.sub)
+    float_mul = tracked(arithmetic.mul)
+    float_div = tracked(arithmetic.div)
+    float_powf = tracked(arithmetic.powf)
+    float_add_scalar = tracked(arithmetic.add_scalar)
+    float_sub_scalar = tracked(arithmetic.sub_scalar)
+    float_mul_scalar = tracked(arithmetic.mul_scalar)
+    float_div_scalar = tracked(arithmetic.div_scalar)
+    float_powf_scalar = tracked(arithmetic.powf_scalar)
+    float_neg = tracked(arithmetic.neg)
+    float_abs = tracked(arithmetic.abs_)
+    float_clamp = tracked(arithmetic.clamp)
+
+    # -- unary math: ops/unary.py -----------------------------------------------------------------
+    float_exp = tracked(unary.exp)
+    float_log = tracked(unary.log)
+    float_log1p = tracked(unary.log1p)
+    float_erf = tracked(unary.erf)
+    float_sqrt = tracked(unary.sqrt)
+    float_recip = tracked(unary.recip)
+    float_cos = tracked(unary.cos)
+    float_sin = tracked(unary.sin)
+    float_tanh = tracked(unary.tanh)
+    float_relu = tracked(unary.relu)
+    float_sigmoid = tracked(unary.sigmoid)
+
+    # -- comparisons: Bool primitives, no gradient ------------------------------------------------
+    float_equal = float_greater = float_greater_equal = float_lower = float_lower_equal = compares
+    float_equal_elem = float_greater_elem = float_greater_equal_elem = reads
+    float_lower_elem = float_lower_equal_elem = reads
+
+    # -- reductions: ops/reduce.py; arg-extremes and the Int conversion have no gradient ----------
+    float_sum = tracked(reduce.sum_)
+    float_sum_dim = tracked(reduce.sum_dim)
+    float_mean_dim = tracked(reduce.mean_dim)
+    float_max = tracked(reduce.extreme)
+    float_min = tracked(reduce.extreme)
+    float_max_dim = tracked(reduce.to_index)
+    float_min_dim = tracked(reduce.to_index)
+    float_argmax = float_argmin = float_into_int = reads
+    float_matmul = tracked(linalg.matmul)
+
+    # -- module ops: ops/module.py ----------------------------------------------------------------
+    conv1d = tracked(module.conv1d)
+    conv2d = tracked(module.conv2d)
+    conv_transpose1d = tracked(module.conv_transpose1d)
+    conv_transpose2d = tracked(module.conv_transpose2d)
+    conv2d_weight_backward = tracked(module.conv2d_weight_backward)
+    avg_pool1d = tracked(module.avg_pool1d)
+    avg_pool2d = tracked(module.avg_pool2d)
+    avg_pool2d_backward = tracked(module.avg_pool2d_backward)
+    adaptive_avg_pool1d = tracked(module.adaptive_avg_pool1d)
+    adaptive_avg_pool2d = tracked(module.adaptive_avg_pool2d)
+    adaptive_avg_pool2d_backward = tracked(module.adaptive_avg_pool2d_backward)
+    max_pool1d = tracked(module.max_pool1d)
+    max_pool1d_with_indices = tracked(module.max_pool1d_with_indices)
+    max_pool2d = tracked(module.max_pool2d)
+    max_pool2d_with_indices = tracked(module.max_pool2d_with_indices)
+    max_pool2d_with_indices_backward = tracked(module.max_pool2d_with_indices_backward)
+    embedding = tracked(module.embedding)
+    embedding_backward = tracked(module.embedding_backward)
+
+    # -- Int and Bool ops: B's own primitives, B's ops; into Float makes an untracked tensor -------
+    int_from_data = int_into_data = int_empty = int_full = int_shape = int_device = inner_op
+    int_to_device = int_dtype = int_reshape = int_swap_dims = int_permute = int_expand = inner_op
+    int_slice = int_slice_assign = int_cat = int_gather = int_scatter = int_select = inner_op
+    int_select_assign = int_mask_where = int_mask_fill = inner_op
+    int_add = int_sub = int_mul = int_div = int_add_scalar = int_sub_scalar = inner_op
+    int_mul_scalar = int_div_scalar = int_neg = int_abs = int_clamp = inner_op
+    int_equal = int_greater = int_greater_equal = int_lower = int_lower_equal = inner_op
+    int_equal_elem = int_greater_elem = int_greater_equal_elem = inner_op
+    int_lower_elem = int_lower_equal_elem = inner_op
+    int_sum = int_sum_dim = int_max = int_min = int_max_dim = int_min_dim = inner_op
+    int_argmax = int_argmin = int_arange = inner_op
+    int_into_float = creates
+    bool_from_data = bool_into_data = bool_empty = bool_shape = bool_device = inner_op
+    bool_to_device = bool_reshape = bool_swap_dims = bool_permute = bool_expand = inner_op
+    bool_slice = bool_slice_assign = bool_cat = bool_select = bool_mask_where = inner_op
+    bool_equal = bool_not = bool_and = bool_or = bool_into_int = inner_op
+    bool_into_float = creates
 
     # -- AUTODIFF_OPS (Burn's AutodiffBackend) -----------------------------------
     @classmethod
@@ -230,7 +172,7 @@ class Autodiff(Backend, metaclass=_AutodiffMeta):
         return that node's gradient too (PyTorch's `retain_grad`)."""
         n = p.node
         if n is None:
-            return _AT(p.primitive, leaf(_shape_fn(cls.InnerBackend)(p.primitive), p.primitive))
+            return AutodiffTensor(p.primitive, leaf(tuple(cls.InnerBackend.float_shape(p.primitive)), p.primitive))
         n.requires_grad = True
         return p
 
@@ -247,7 +189,7 @@ class Autodiff(Backend, metaclass=_AutodiffMeta):
 
     @staticmethod
     def float_detach(p: AutodiffTensor) -> AutodiffTensor:
-        return p if p.node is None else _AT(p.primitive, None)
+        return p if p.node is None else AutodiffTensor(p.primitive, None)
 
     @classmethod
     def float_backward(cls, p: AutodiffTensor, create_graph: bool = False,
@@ -289,7 +231,4 @@ class Autodiff(Backend, metaclass=_AutodiffMeta):
 
     @staticmethod
     def float_from_inner(p: Any) -> AutodiffTensor:
-        return _AT(p, None)
-
-
-assert all(hasattr(Autodiff, op) for op in AUTODIFF_OPS)
+        return AutodiffTensor(p, None)

@@ -1,9 +1,9 @@
 """The backward pass: topological order, rule calls, gradient accumulation and
 release of the graph.
 
-Each node's rule is called as `rule(F, g, node, *saved)` and returns the
+Each node's rule is called as `rule(B, g, node, *saved)` and returns the
 gradient of each parent (a tuple, or one value for a one-parent op; None for
-a parent that gets nothing). `F` is the backend the rule computes with:
+a parent that gets nothing). `B` is the backend the rule computes with:
 
 - the inner backend normally: `g` and `saved` are inner primitives;
 - the Autodiff backend itself with `create_graph=True`: `g` and `saved` are
@@ -11,7 +11,7 @@ a parent that gets nothing). `F` is the backend the rule computes with:
   parent node, a saved output to the node itself), so the backward pass is
   recorded and can be differentiated again.
 
-Rules call only protocol ops on `F`, so the same rule runs on NdArray, Taichi
+Rules call only protocol ops on `B`, so the same rule runs on NdArray, Taichi
 or a user's backend, and doubles as its own second derivative.
 """
 
@@ -23,13 +23,14 @@ from .gradients import Gradients
 from .graph import AutodiffTensor, Node, release, track
 
 
-def backward(B: type, root: AutodiffTensor, create_graph: bool = False,
+def backward(autodiff: type, root: AutodiffTensor, create_graph: bool = False,
              retain_graph: bool | None = None, retain_grads: bool = False,
              grad: Any = None) -> Gradients:
-    """Run backward from `root` (seeded with ones, or `grad`); see `Autodiff.float_backward`."""
-    inner = B.InnerBackend
-    F = B if create_graph else inner
-    result = Gradients(F, create_graph)
+    """Run backward from `root` (seeded with ones, or `grad`) on the backend
+    `autodiff` (an `Autodiff[...]`); see `Autodiff.float_backward`."""
+    inner = autodiff.InnerBackend
+    B = autodiff if create_graph else inner   # the backend the rules compute with
+    result = Gradients(B, create_graph)
     node = root.node
     if node is None:
         return result  # Burn: an untracked tensor has nothing to differentiate
@@ -70,7 +71,7 @@ def backward(B: type, root: AutodiffTensor, create_graph: bool = False,
         parents = n.parents
         if rule is not None and g is not None:
             if create_graph:
-                out = _graph_step(B, g, n)
+                out = _graph_step(autodiff, g, n)
             else:
                 out = rule(inner, g, n, *n.saved)
             g = None  # free the node's gradient as soon as it is consumed
@@ -79,7 +80,7 @@ def backward(B: type, root: AutodiffTensor, create_graph: bool = False,
             for p, gp in zip(parents, out):
                 if p is not None and gp is not None:
                     old = inflight.get(p)
-                    inflight[p] = gp if old is None else F.float_add(old, gp)
+                    inflight[p] = gp if old is None else B.float_add(old, gp)
             out = None
         for p in parents:
             if p is not None:
@@ -104,25 +105,25 @@ def _maybe_release(n: Node, is_root: bool, retain_graph: bool | None) -> None:
         release(n)
 
 
-def _graph_step(B: type, g: AutodiffTensor, n: Node) -> Any:
+def _graph_step(autodiff: type, g: AutodiffTensor, n: Node) -> Any:
     """Call `n`'s rule on the Autodiff backend so that it is recorded."""
     rule = n.rule
     if not getattr(rule, "double_backward", True):
-        return _opaque_step(B, g, n)
+        return _opaque_step(autodiff, g, n)
     ps = n.parents
     k = len(ps)
     saved = tuple(
         None if s is None else AutodiffTensor(s, ps[i] if i < k else n)
         for i, s in enumerate(n.saved)
     )
-    return rule(B, g, n, *saved)
+    return rule(autodiff, g, n, *saved)
 
 
-def _opaque_step(B: type, g: AutodiffTensor, n: Node) -> Any:
+def _opaque_step(autodiff: type, g: AutodiffTensor, n: Node) -> Any:
     """A rule without a second derivative (e.g. a custom kernel's backward):
     run it on the inner backend and record its results as nodes whose own
     backward raises an error naming the op."""
-    inner = B.InnerBackend
+    inner = autodiff.InnerBackend
     out = n.rule(inner, g.primitive, n, *n.saved)
     if type(out) is not tuple:
         out = (out,)
@@ -141,7 +142,7 @@ def _opaque_step(B: type, g: AutodiffTensor, n: Node) -> Any:
 
 
 def _no_second_derivative(op: str):
-    def rule(F, g, n, *saved):
+    def rule(B, g, n, *saved):
         raise NotImplementedError(
             f"double backward: op '{op}' has no second derivative (its backward "
             "is not written with differentiable backend ops). Give its Backward "

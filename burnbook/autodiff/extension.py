@@ -114,12 +114,12 @@ class Backward:
         return Prepared(self, parents, inner)
 
     # The engine calls the Backward itself as the node's rule.
-    def __call__(self, F: type, g: Any, n: Node, *saved: Any) -> tuple:
+    def __call__(self, B: type, g: Any, n: Node, *saved: Any) -> tuple:
         state = n.args[0]
-        if not getattr(F, "is_autodiff", False):
+        if not getattr(B, "is_autodiff", False):
             state = _unwrap(state)  # first order: inner primitives only
-        grads = StepGradients(n, g, F)
-        self.backward(Ops(n, n.parents, state, F), grads)
+        grads = StepGradients(n, g, B)
+        self.backward(Ops(n, n.parents, state, B), grads)
         return grads.result()
 
     def __repr__(self) -> str:

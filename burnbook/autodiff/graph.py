@@ -89,7 +89,7 @@ class Node:
         return f"Node(#{self.id} {self.op} {list(self.shape)}{grad}" + (f" <- {ps})" if ps else ")")
 
 
-def _released(F, g, n, *saved):
+def _released(B, g, n, *saved):
     raise RuntimeError(
         f"backward: the state of op '{n.op}' (node #{n.id}) was freed by an earlier "
         "backward(). Pass retain_graph=True to that first backward() to "

@@ -2,11 +2,14 @@
 
 `TABLE` maps each differentiable `float_*` op of the protocol, and each module
 op (`module.py`: conv, pooling, embedding), to its `OpSpec`
-(forward shape, what to save, the backward rule). The Autodiff decorator
-builds its methods from it; a new op is one decorated rule in a family file.
+(forward shape, what to save, the backward rule); `table.py` holds it and
+the decorators that fill it. The `Autodiff` class body names each op with its
+rule (`float_exp = tracked(unary.exp)`) and `Autodiff[B]` builds the forward
+from the op's row, so a new op is one decorated rule in a family file and one
+line in autodiff/backend.py.
 """
 
 from . import arithmetic, index, layout, linalg, module, reduce, unary  # noqa: F401  (they fill TABLE)
-from ._spec import TABLE, OpSpec, unbroadcast, zeros
+from .table import TABLE, OpSpec, unbroadcast, zeros
 
 __all__ = ["TABLE", "OpSpec", "unbroadcast", "zeros"]

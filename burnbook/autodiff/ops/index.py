@@ -8,52 +8,52 @@ backward is gather/select of the gradient; gather/select scatter it back
 
 from __future__ import annotations
 
-from ._spec import general, grad_for, unary, unbroadcast, zeros
+from .table import general, grad_for, unary, unbroadcast, zeros
 
 
 @general("gather", tensors=(1,))
-def gather(F, g, n, x):
+def gather(B, g, n, x):
     dim, indices = n.args
-    return F.float_scatter(dim, zeros(F, n.parents[0].shape, g), indices, g)
+    return B.float_scatter(dim, zeros(B, n.parents[0].shape, g), indices, g)
 
 
 @general("scatter", tensors=(1, 3))
-def scatter(F, g, n, x, values):
+def scatter(B, g, n, x, values):
     dim, indices = n.args
-    gv = None if n.parents[1] is None else F.float_gather(dim, g, indices)
+    gv = None if n.parents[1] is None else B.float_gather(dim, g, indices)
     return g, gv
 
 
 @unary("select")
-def select(F, g, n, x, out):
+def select(B, g, n, x, out):
     dim, indices = n.args
-    return F.float_select_assign(zeros(F, n.parents[0].shape, g), dim, indices, g)
+    return B.float_select_assign(zeros(B, n.parents[0].shape, g), dim, indices, g)
 
 
 @general("select_assign", tensors=(0, 3))
-def select_assign(F, g, n, x, values):
+def select_assign(B, g, n, x, values):
     dim, indices = n.args
     pv = n.parents[1]
     gv = None
     if pv is not None:
-        gv = F.float_select(g, dim, indices)
-        gv = unbroadcast(F, gv, tuple(F.float_shape(gv)), pv.shape)
+        gv = B.float_select(g, dim, indices)
+        gv = unbroadcast(B, gv, tuple(B.float_shape(gv)), pv.shape)
     return g, gv
 
 
 @general("mask_where", tensors=(0, 2))
-def mask_where(F, g, n, x, values):
+def mask_where(B, g, n, x, values):
     # out = values where mask, else x
     (mask,) = n.args
     gx = gv = None
     if n.parents[0] is not None:
-        gx = grad_for(F, F.float_mask_fill(g, mask, 0.0), n, 0)
+        gx = grad_for(B, B.float_mask_fill(g, mask, 0.0), n, 0)
     if n.parents[1] is not None:
-        gv = grad_for(F, F.float_mask_fill(g, F.bool_not(mask), 0.0), n, 1)
+        gv = grad_for(B, B.float_mask_fill(g, B.bool_not(mask), 0.0), n, 1)
     return gx, gv
 
 
 @unary("mask_fill")
-def mask_fill(F, g, n, x, out):
+def mask_fill(B, g, n, x, out):
     mask, _value = n.args
-    return grad_for(F, F.float_mask_fill(g, mask, 0.0), n, 0)
+    return grad_for(B, B.float_mask_fill(g, mask, 0.0), n, 0)

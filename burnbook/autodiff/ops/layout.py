@@ -6,50 +6,50 @@ gradient back the same way.
 
 from __future__ import annotations
 
-from ._spec import cat_op, general, unary, unbroadcast, zeros
+from .table import cat_op, general, unary, unbroadcast, zeros
 
 
 @unary("reshape")
-def reshape(F, g, n, x, out):
-    return F.float_reshape(g, n.parents[0].shape)
+def reshape(B, g, n, x, out):
+    return B.float_reshape(g, n.parents[0].shape)
 
 
 @unary("swap_dims")
-def swap_dims(F, g, n, x, out):
+def swap_dims(B, g, n, x, out):
     d1, d2 = n.args
-    return F.float_swap_dims(g, d1, d2)
+    return B.float_swap_dims(g, d1, d2)
 
 
 @unary("permute")
-def permute(F, g, n, x, out):
+def permute(B, g, n, x, out):
     axes = n.args[0]
     inverse = [0] * len(axes)
     for i, a in enumerate(axes):
         inverse[a] = i
-    return F.float_permute(g, tuple(inverse))
+    return B.float_permute(g, tuple(inverse))
 
 
 @unary("expand")
-def expand(F, g, n, x, out):
-    return unbroadcast(F, g, n.shape, n.parents[0].shape)
+def expand(B, g, n, x, out):
+    return unbroadcast(B, g, n.shape, n.parents[0].shape)
 
 
 @unary("slice")
-def slice_(F, g, n, x, out):
-    return F.float_slice_assign(zeros(F, n.parents[0].shape, g), n.args[0], g)
+def slice_(B, g, n, x, out):
+    return B.float_slice_assign(zeros(B, n.parents[0].shape, g), n.args[0], g)
 
 
 @general("slice_assign", tensors=(0, 2))
-def slice_assign(F, g, n, x, values):
+def slice_assign(B, g, n, x, values):
     # out = x with the region replaced: x gets g outside it, values g inside.
     ranges = n.args[0]
-    region = F.float_slice(g, ranges)
+    region = B.float_slice(g, ranges)
     px, pv = n.parents
     gx = gv = None
     if px is not None:
-        gx = F.float_slice_assign(g, ranges, zeros(F, F.float_shape(region), g))
+        gx = B.float_slice_assign(g, ranges, zeros(B, B.float_shape(region), g))
     if pv is not None:
-        gv = unbroadcast(F, region, tuple(F.float_shape(region)), pv.shape)
+        gv = unbroadcast(B, region, tuple(B.float_shape(region)), pv.shape)
     return gx, gv
 
 
@@ -58,7 +58,7 @@ def _cat_sizes(inner, out, ps, dim):
 
 
 @cat_op("cat", state=_cat_sizes)
-def cat(F, g, n):
+def cat(B, g, n):
     dim, sizes = n.args
     lead = tuple(slice(0, s, 1) for s in n.shape[:dim])
     grads, start = [], 0
@@ -66,7 +66,7 @@ def cat(F, g, n):
         if p is None:
             grads.append(None)
         else:
-            grads.append(F.float_slice(g, lead + (slice(start, start + size, 1),)))
+            grads.append(B.float_slice(g, lead + (slice(start, start + size, 1),)))
         start += size
     return tuple(grads)
 

@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-from ._spec import binary, unary, unbroadcast
+from .table import binary, unary, unbroadcast
 
 
 @binary("matmul", save=True)
-def matmul(F, g, n, x, y):
+def matmul(B, g, n, x, y):
     # [..., m, k] @ [..., k, n]: dx = g @ y^T, dy = x^T @ g, each summed over
     # the batch dims it was broadcast along.
     px, py = n.parents
     gx = gy = None
     if px is not None:
         r = len(px.shape)
-        gx = F.float_matmul(g, F.float_swap_dims(y, r - 2, r - 1))
-        gx = unbroadcast(F, gx, n.shape[:-2] + px.shape[-2:], px.shape)
+        gx = B.float_matmul(g, B.float_swap_dims(y, r - 2, r - 1))
+        gx = unbroadcast(B, gx, n.shape[:-2] + px.shape[-2:], px.shape)
     if py is not None:
         r = len(py.shape)
-        gy = F.float_matmul(F.float_swap_dims(x, r - 2, r - 1), g)
-        gy = unbroadcast(F, gy, n.shape[:-2] + py.shape[-2:], py.shape)
+        gy = B.float_matmul(B.float_swap_dims(x, r - 2, r - 1), g)
+        gy = unbroadcast(B, gy, n.shape[:-2] + py.shape[-2:], py.shape)
     return gx, gy
 
 
@@ -27,8 +27,8 @@ def _source_dtype(inner, out, x, dtype):
 
 
 @unary("cast", state=_source_dtype)
-def cast(F, g, n, x, out):
-    return F.float_cast(g, n.args[1])
+def cast(B, g, n, x, out):
+    return B.float_cast(g, n.args[1])
 
 
 def _source_device(inner, out, x, device):
@@ -36,5 +36,5 @@ def _source_device(inner, out, x, device):
 
 
 @unary("to_device", state=_source_device)
-def to_device(F, g, n, x, out):
-    return F.float_to_device(g, n.args[1])
+def to_device(B, g, n, x, out):
+    return B.float_to_device(g, n.args[1])

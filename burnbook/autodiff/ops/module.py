@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 from ...backend.module_ops import ConvOptions, ConvTransposeOptions
 from ..graph import AutodiffTensor, track
-from ._spec import OpSpec, _register
+from .table import OpSpec, register
 
 _TRACKED: dict[str, Callable] = {}   # op -> forward on the tracked path: (inner, fn, args) -> (out, extra args)
 _WITH_INDICES: set[str] = set()      # ops returning (Float output, Int indices)
@@ -37,9 +37,9 @@ def module_op(label: str, tensors: tuple, save: tuple | None = None,
     """Declare module op `label`: tensor arguments at positions `tensors`
     (any may be None, e.g. a missing bias), `save` per tensor position;
     `tracked(inner, fn, args) -> (out, extra_static)` replaces the forward
-    when an input is tracked. Rule: `(F, g, n, *saved_tensors)`."""
+    when an input is tracked. Rule: `(B, g, n, *saved_tensors)`."""
     def deco(rule):
-        _register(OpSpec(label, label, "module", rule, save or (False,) * len(tensors), False, tensors))
+        register(OpSpec(label, label, "module", rule, save or (False,) * len(tensors), False, tensors))
         if tracked is not None:
             _TRACKED[label] = tracked
         if with_indices:
@@ -81,61 +81,61 @@ def module_forward(inner: type, fn: Callable, spec: OpSpec) -> Callable:
 
 # -- shared pieces -------------------------------------------------------------------
 
-def _shape(F: Any, p: Any) -> tuple:
-    return tuple(F.float_shape(p))
+def _shape(B: Any, p: Any) -> tuple:
+    return tuple(B.float_shape(p))
 
 
-def _fit(F: Any, p: Any, spatial: tuple) -> Any:
+def _fit(B: Any, p: Any, spatial: tuple) -> Any:
     """`p [N, C, *sp]` cropped, or zero-extended at the end, to `spatial`."""
-    shape = _shape(F, p)
+    shape = _shape(B, p)
     if shape[2:] == tuple(spatial):
         return p
     lead = (slice(0, shape[0], 1), slice(0, shape[1], 1))
     crop = tuple(slice(0, min(a, b), 1) for a, b in zip(shape[2:], spatial))
-    p = F.float_slice(p, lead + crop)
+    p = B.float_slice(p, lead + crop)
     if all(a >= b for a, b in zip(shape[2:], spatial)):
         return p
-    base = F.float_full(shape[:2] + tuple(spatial), 0.0, F.float_device(p), F.float_dtype(p))
-    return F.float_slice_assign(base, lead + crop, p)
+    base = B.float_full(shape[:2] + tuple(spatial), 0.0, B.float_device(p), B.float_dtype(p))
+    return B.float_slice_assign(base, lead + crop, p)
 
 
-def _bias_grad(F: Any, g: Any) -> Any:
+def _bias_grad(B: Any, g: Any) -> Any:
     """The output grad summed over every dim but the channels -> `[O]`.
 
     The spatial dims are merged and summed first (contiguous rows), so the
     batch sum that follows runs over `[N, O, 1]` only."""
-    shape = _shape(F, g)
+    shape = _shape(B, g)
     n, o = shape[0], shape[1]
-    g = F.float_sum_dim(F.float_reshape(g, (n, o, math.prod(shape[2:]))), 2)
-    return F.float_reshape(F.float_sum_dim(g, 0), (o,))
+    g = B.float_sum_dim(B.float_reshape(g, (n, o, math.prod(shape[2:]))), 2)
+    return B.float_reshape(B.float_sum_dim(g, 0), (o,))
 
 
-def _conv_input_grad(F: Any, g: Any, weight: Any, x_shape: tuple, options: ConvOptions) -> Any:
+def _conv_input_grad(B: Any, g: Any, weight: Any, x_shape: tuple, options: ConvOptions) -> Any:
     """conv2d's input gradient: conv_transpose2d of `g` with the same weight,
     `padding_out` chosen so the result has x's size (the rows conv2d's
     stride skipped at the end get zeros)."""
-    k = _shape(F, weight)[2:]
-    out = _shape(F, g)[2:]
+    k = _shape(B, weight)[2:]
+    out = _shape(B, g)[2:]
     pad_out = tuple(size + 2 * p - d * (kk - 1) - 1 - (o - 1) * s
                     for size, kk, o, s, p, d in zip(x_shape[2:], k, out, options.stride,
                                                      options.padding, options.dilation))
     opts = ConvTransposeOptions(options.stride, options.padding, tuple(max(p, 0) for p in pad_out),
                                 options.dilation, options.groups)
-    return _fit(F, F.conv_transpose2d(g, weight, None, opts), x_shape[2:])
+    return _fit(B, B.conv_transpose2d(g, weight, None, opts), x_shape[2:])
 
 
 def _as_conv(o: Any) -> ConvOptions:
     return ConvOptions(o.stride, o.padding, o.dilation, o.groups)
 
 
-def _to2d(F: Any, p: Any) -> Any:
-    s = _shape(F, p)
-    return F.float_reshape(p, s[:2] + (1,) + s[2:])
+def _to2d(B: Any, p: Any) -> Any:
+    s = _shape(B, p)
+    return B.float_reshape(p, s[:2] + (1,) + s[2:])
 
 
-def _to1d(F: Any, p: Any) -> Any:
-    s = _shape(F, p)
-    return F.float_reshape(p, s[:2] + s[3:])
+def _to1d(B: Any, p: Any) -> Any:
+    s = _shape(B, p)
+    return B.float_reshape(p, s[:2] + s[3:])
 
 
 def _conv1d_as_2d(o: Any) -> Any:
@@ -151,91 +151,92 @@ def _shape2d(shape: tuple) -> tuple:
 
 # -- convolution -----------------------------------------------------------------------
 
-def _conv_grads(F, g, n, x, weight, options):
+def _conv_grads(B, g, n, x, weight, options):
     px, pw, pb = n.parents
-    gx = None if px is None else _conv_input_grad(F, g, weight, _shape(F, x), options)
-    gw = None if pw is None else F.conv2d_weight_backward(x, g, _shape(F, weight), options)
-    return gx, gw, None if pb is None else _bias_grad(F, g)
+    gx = None if px is None else _conv_input_grad(B, g, weight, _shape(B, x), options)
+    gw = None if pw is None else B.conv2d_weight_backward(x, g, _shape(B, weight), options)
+    return gx, gw, None if pb is None else _bias_grad(B, g)
 
 
-def _conv_transpose_grads(F, g, n, x, weight, options):
+def _conv_transpose_grads(B, g, n, x, weight, options):
     # The output of conv_transpose2d(x, w) is the input grad of a conv2d with
     # weight w, so its backward is that conv2d's forward and weight grad.
     px, pw, pb = n.parents
     opts = _as_conv(options)
-    gx = None if px is None else _fit(F, F.conv2d(g, weight, None, opts), _shape(F, x)[2:])
-    gw = None if pw is None else F.conv2d_weight_backward(g, x, _shape(F, weight), opts)
-    return gx, gw, None if pb is None else _bias_grad(F, g)
+    gx = None if px is None else _fit(B, B.conv2d(g, weight, None, opts), _shape(B, x)[2:])
+    gw = None if pw is None else B.conv2d_weight_backward(g, x, _shape(B, weight), opts)
+    return gx, gw, None if pb is None else _bias_grad(B, g)
 
 
 @module_op("conv2d", tensors=(0, 1, 2), save=(True, True, False))
-def conv2d(F, g, n, x, weight, bias):
-    return _conv_grads(F, g, n, x, weight, n.args[0])
+def conv2d(B, g, n, x, weight, bias):
+    return _conv_grads(B, g, n, x, weight, n.args[0])
 
 
 @module_op("conv_transpose2d", tensors=(0, 1, 2), save=(True, True, False))
-def conv_transpose2d(F, g, n, x, weight, bias):
-    return _conv_transpose_grads(F, g, n, x, weight, n.args[0])
+def conv_transpose2d(B, g, n, x, weight, bias):
+    return _conv_transpose_grads(B, g, n, x, weight, n.args[0])
 
 
 def _in_2d(grads_fn):
     """A 1-D conv rule: the 2-D rule on `[N, C, 1, L]` views, grads reshaped back."""
-    def rule(F, g, n, x, weight, bias):
-        gx, gw, gb = grads_fn(F, _to2d(F, g), n, _to2d(F, x), _to2d(F, weight), _conv1d_as_2d(n.args[0]))
-        return (None if gx is None else _to1d(F, gx), None if gw is None else _to1d(F, gw), gb)
+    def rule(B, g, n, x, weight, bias):
+        gx, gw, gb = grads_fn(B, _to2d(B, g), n, _to2d(B, x), _to2d(B, weight), _conv1d_as_2d(n.args[0]))
+        return (None if gx is None else _to1d(B, gx), None if gw is None else _to1d(B, gw), gb)
     return rule
 
 
-module_op("conv1d", tensors=(0, 1, 2), save=(True, True, False))(_in_2d(_conv_grads))
-module_op("conv_transpose1d", tensors=(0, 1, 2), save=(True, True, False))(_in_2d(_conv_transpose_grads))
+conv1d = module_op("conv1d", tensors=(0, 1, 2), save=(True, True, False))(_in_2d(_conv_grads))
+conv_transpose1d = module_op("conv_transpose1d", tensors=(0, 1, 2),
+                             save=(True, True, False))(_in_2d(_conv_transpose_grads))
 
 
 @module_op("conv2d_weight_backward", tensors=(0, 1), save=(True, True))
-def conv2d_weight_backward(F, gg, n, x, output_grad):
+def conv2d_weight_backward(B, gg, n, x, output_grad):
     # gw = sum over windows of output_grad * x, bilinear: each input's grad is
     # the conv (or conv_transpose) of the other with `gg` as the weight.
     _weight_shape, options = n.args
     px, pg = n.parents
-    gx = None if px is None else _conv_input_grad(F, output_grad, gg, _shape(F, x), options)
+    gx = None if px is None else _conv_input_grad(B, output_grad, gg, _shape(B, x), options)
     gg_out = None
     if pg is not None:
-        gg_out = _fit(F, F.conv2d(x, gg, None, options), _shape(F, output_grad)[2:])
+        gg_out = _fit(B, B.conv2d(x, gg, None, options), _shape(B, output_grad)[2:])
     return gx, gg_out
 
 
 # -- average pooling ------------------------------------------------------------------------
 
 @module_op("avg_pool2d", tensors=(0,), save=(True,))
-def avg_pool2d(F, g, n, x):
-    return F.avg_pool2d_backward(x, g, *n.args)
+def avg_pool2d(B, g, n, x):
+    return B.avg_pool2d_backward(x, g, *n.args)
 
 
 @module_op("avg_pool1d", tensors=(0,), save=(True,))
-def avg_pool1d(F, g, n, x):
+def avg_pool1d(B, g, n, x):
     k, s, p, cip = n.args
-    gx = F.avg_pool2d_backward(_to2d(F, x), _to2d(F, g), (1,) + tuple(k), (1,) + tuple(s), (0,) + tuple(p), cip)
-    return _to1d(F, gx)
+    gx = B.avg_pool2d_backward(_to2d(B, x), _to2d(B, g), (1,) + tuple(k), (1,) + tuple(s), (0,) + tuple(p), cip)
+    return _to1d(B, gx)
 
 
 @module_op("avg_pool2d_backward", tensors=(0, 1))
-def avg_pool2d_backward(F, gg, n, x, output_grad):
-    return None, None if n.parents[1] is None else F.avg_pool2d(gg, *n.args)
+def avg_pool2d_backward(B, gg, n, x, output_grad):
+    return None, None if n.parents[1] is None else B.avg_pool2d(gg, *n.args)
 
 
 @module_op("adaptive_avg_pool2d", tensors=(0,), save=(True,))
-def adaptive_avg_pool2d(F, g, n, x):
-    return F.adaptive_avg_pool2d_backward(x, g)
+def adaptive_avg_pool2d(B, g, n, x):
+    return B.adaptive_avg_pool2d_backward(x, g)
 
 
 @module_op("adaptive_avg_pool1d", tensors=(0,), save=(True,))
-def adaptive_avg_pool1d(F, g, n, x):
-    return _to1d(F, F.adaptive_avg_pool2d_backward(_to2d(F, x), _to2d(F, g)))
+def adaptive_avg_pool1d(B, g, n, x):
+    return _to1d(B, B.adaptive_avg_pool2d_backward(_to2d(B, x), _to2d(B, g)))
 
 
 @module_op("adaptive_avg_pool2d_backward", tensors=(0, 1))
-def adaptive_avg_pool2d_backward(F, gg, n, x, output_grad):
+def adaptive_avg_pool2d_backward(B, gg, n, x, output_grad):
     pg = n.parents[1]
-    return None, None if pg is None else F.adaptive_avg_pool2d(gg, tuple(pg.shape[2:]))
+    return None, None if pg is None else B.adaptive_avg_pool2d(gg, tuple(pg.shape[2:]))
 
 
 # -- max pooling -------------------------------------------------------------------------------
@@ -248,49 +249,53 @@ def _with_indices(name: str) -> Callable:
     return forward
 
 
-def _max_pool2d_grad(F, g, n, x):
+def _max_pool2d_grad(B, g, n, x):
     k, s, p, d, ceil, indices = n.args
-    return F.max_pool2d_with_indices_backward(x, k, s, p, d, ceil, g, indices)
+    return B.max_pool2d_with_indices_backward(x, k, s, p, d, ceil, g, indices)
 
 
-def _max_pool1d_grad(F, g, n, x):
+def _max_pool1d_grad(B, g, n, x):
     k, s, p, d, ceil, indices = n.args
-    nb, c, length = F.int_shape(indices)
-    gx = F.max_pool2d_with_indices_backward(
-        _to2d(F, x), (1,) + tuple(k), (1,) + tuple(s), (0,) + tuple(p), (1,) + tuple(d), ceil,
-        _to2d(F, g), F.int_reshape(indices, (nb, c, 1, length)))
-    return _to1d(F, gx)
+    nb, c, length = B.int_shape(indices)
+    gx = B.max_pool2d_with_indices_backward(
+        _to2d(B, x), (1,) + tuple(k), (1,) + tuple(s), (0,) + tuple(p), (1,) + tuple(d), ceil,
+        _to2d(B, g), B.int_reshape(indices, (nb, c, 1, length)))
+    return _to1d(B, gx)
 
 
-module_op("max_pool2d", tensors=(0,), save=(True,),
-          tracked=_with_indices("max_pool2d_with_indices"))(_max_pool2d_grad)
-module_op("max_pool2d_with_indices", tensors=(0,), save=(True,), with_indices=True)(_max_pool2d_grad)
-module_op("max_pool1d", tensors=(0,), save=(True,),
-          tracked=_with_indices("max_pool1d_with_indices"))(_max_pool1d_grad)
-module_op("max_pool1d_with_indices", tensors=(0,), save=(True,), with_indices=True)(_max_pool1d_grad)
+# Each max pool has one rule for both forms: with indices or not (the tracked
+# forward of the plain form runs the `_with_indices` op to keep them).
+max_pool2d = module_op("max_pool2d", tensors=(0,), save=(True,),
+                       tracked=_with_indices("max_pool2d_with_indices"))(_max_pool2d_grad)
+max_pool2d_with_indices = module_op("max_pool2d_with_indices", tensors=(0,), save=(True,),
+                                    with_indices=True)(_max_pool2d_grad)
+max_pool1d = module_op("max_pool1d", tensors=(0,), save=(True,),
+                       tracked=_with_indices("max_pool1d_with_indices"))(_max_pool1d_grad)
+max_pool1d_with_indices = module_op("max_pool1d_with_indices", tensors=(0,), save=(True,),
+                                    with_indices=True)(_max_pool1d_grad)
 
 
 @module_op("max_pool2d_with_indices_backward", tensors=(0, 6))
-def max_pool2d_with_indices_backward(F, gg, n, x, output_grad):
+def max_pool2d_with_indices_backward(B, gg, n, x, output_grad):
     # Linear in output_grad: its grad reads gg back at each max's position.
     pg = n.parents[1]
     if pg is None:
         return None, None
     indices = n.args[-1]
     nb, c, ho, wo = pg.shape
-    h, w = _shape(F, gg)[2:]
-    flat = F.float_reshape(gg, (nb, c, h * w))
-    picked = F.float_gather(2, flat, F.int_reshape(indices, (nb, c, ho * wo)))
-    return None, F.float_reshape(picked, (nb, c, ho, wo))
+    h, w = _shape(B, gg)[2:]
+    flat = B.float_reshape(gg, (nb, c, h * w))
+    picked = B.float_gather(2, flat, B.int_reshape(indices, (nb, c, ho * wo)))
+    return None, B.float_reshape(picked, (nb, c, ho, wo))
 
 
 # -- embedding ---------------------------------------------------------------------------------
 
 @module_op("embedding", tensors=(0,), save=(True,))
-def embedding(F, g, n, weights):
-    return F.embedding_backward(weights, g, n.args[0])
+def embedding(B, g, n, weights):
+    return B.embedding_backward(weights, g, n.args[0])
 
 
 @module_op("embedding_backward", tensors=(0, 1))
-def embedding_backward(F, gg, n, weights, output_grad):
-    return None, None if n.parents[1] is None else F.embedding(gg, n.args[0])
+def embedding_backward(B, gg, n, weights, output_grad):
+    return None, None if n.parents[1] is None else B.embedding(gg, n.args[0])

@@ -6,43 +6,43 @@ back over the reduced dims.
 
 from __future__ import annotations
 
-from ._spec import unary, zeros
+from .table import unary, zeros
 
 
-def _spread(F, g, shape):
+def _spread(B, g, shape):
     """A `(1,)` gradient of a full reduction, expanded to `shape`."""
     if len(shape) != 1:
-        g = F.float_reshape(g, (1,) * len(shape))
-    return F.float_expand(g, tuple(shape))
+        g = B.float_reshape(g, (1,) * len(shape))
+    return B.float_expand(g, tuple(shape))
 
 
 @unary("sum")
-def sum_(F, g, n, x, out):
-    return _spread(F, g, n.parents[0].shape)
+def sum_(B, g, n, x, out):
+    return _spread(B, g, n.parents[0].shape)
 
 
 @unary("sum_dim")
-def sum_dim(F, g, n, x, out):
-    return F.float_expand(g, n.parents[0].shape)
+def sum_dim(B, g, n, x, out):
+    return B.float_expand(g, n.parents[0].shape)
 
 
 @unary("mean_dim")
-def mean_dim(F, g, n, x, out):
+def mean_dim(B, g, n, x, out):
     shape = n.parents[0].shape
-    return F.float_expand(F.float_div_scalar(g, float(shape[n.args[0]])), shape)
+    return B.float_expand(B.float_div_scalar(g, float(shape[n.args[0]])), shape)
 
 
-def _extreme(F, g, n, x, out):
+def extreme(B, g, n, x, out):
     # Shared evenly between tied extremes (torch's `max()` convention).
     shape = n.parents[0].shape
-    hit = F.float_equal(x, _spread(F, out, shape))
-    sel = F.float_mask_fill(zeros(F, shape, g), hit, 1.0)
-    share = F.float_div(g, F.float_sum(sel))
-    return F.float_mul(_spread(F, share, shape), sel)
+    hit = B.float_equal(x, _spread(B, out, shape))
+    sel = B.float_mask_fill(zeros(B, shape, g), hit, 1.0)
+    share = B.float_div(g, B.float_sum(sel))
+    return B.float_mul(_spread(B, share, shape), sel)
 
 
-unary("max", save_x=True, save_out=True)(_extreme)
-unary("min", save_x=True, save_out=True)(_extreme)
+unary("max", save_x=True, save_out=True)(extreme)
+unary("min", save_x=True, save_out=True)(extreme)
 
 
 def _argmax(inner, out, x, dim):
@@ -53,11 +53,11 @@ def _argmin(inner, out, x, dim):
     return (dim, inner.float_argmin(x, dim))
 
 
-def _to_index(F, g, n, x, out):
+def to_index(B, g, n, x, out):
     # The whole gradient goes to the (first) arg-extreme along `dim`.
     dim, index = n.args
-    return F.float_scatter(dim, zeros(F, n.parents[0].shape, g), index, g)
+    return B.float_scatter(dim, zeros(B, n.parents[0].shape, g), index, g)
 
 
-unary("max_dim", state=_argmax)(_to_index)
-unary("min_dim", state=_argmin)(_to_index)
+unary("max_dim", state=_argmax)(to_index)
+unary("min_dim", state=_argmin)(to_index)

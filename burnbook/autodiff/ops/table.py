@@ -1,17 +1,22 @@
-"""How a differentiable op is declared: the single op table and its helpers.
+"""The op table: `TABLE` maps each differentiable op to its `OpSpec` (forward
+kind, what to save, the backward rule), filled by one decorator per rule.
 
 Each family file declares its ops with one decorator per op, the forward's
 shape (which arguments are tensors, what to save) on the decorator line and
 the backward rule right below it:
 
     @unary("exp", save_out=True)
-    def exp(F, g, n, x, out):
-        return F.float_mul(g, out)
+    def exp(B, g, n, x, out):
+        return B.float_mul(g, out)
 
-A rule gets the backend `F` to compute with, the output gradient `g`, the
+The `Autodiff` class body (autodiff/backend.py) names each op with its rule,
+`float_exp = tracked(unary.exp)`; `Autodiff[B]` reads the op's row here to
+build its forward on B (autodiff/declarations.py).
+
+A rule gets the backend `B` to compute with, the output gradient `g`, the
 node `n` (`n.parents`, `n.shape`, `n.args` = the op's static arguments) and
 the saved tensors, and returns one gradient per parent (None where a parent
-is untracked: check `n.parents[i]`). Rules use only protocol ops on `F`, so
+is untracked: check `n.parents[i]`). Rules use only protocol ops on `B`, so
 they run on every backend and can be recorded for a second derivative.
 """
 
@@ -39,7 +44,8 @@ class OpSpec:
 TABLE: dict[str, OpSpec] = {}
 
 
-def _register(spec: OpSpec) -> None:
+def register(spec: OpSpec) -> None:
+    """Add a row to `TABLE` (each op once)."""
     if spec.name in TABLE:
         raise ValueError(f"autodiff op table: {spec.name} declared twice")
     TABLE[spec.name] = spec
@@ -47,61 +53,61 @@ def _register(spec: OpSpec) -> None:
 
 def unary(label: str, save_x: bool = False, save_out: bool = False,
           state: Callable | None = None, name: str | None = None):
-    """`float_<label>(x, *static)`; rule `(F, g, n, x, out)`."""
+    """`float_<label>(x, *static)`; rule `(B, g, n, x, out)`."""
     def deco(rule):
-        _register(OpSpec(name or f"float_{label}", label, "unary", rule,
+        register(OpSpec(name or f"float_{label}", label, "unary", rule,
                          (save_x,), save_out, (0,), state))
         return rule
     return deco
 
 
 def binary(label: str, save: bool = False, name: str | None = None):
-    """`float_<label>(x, y)`, broadcasting; rule `(F, g, n, x, y)`."""
+    """`float_<label>(x, y)`, broadcasting; rule `(B, g, n, x, y)`."""
     def deco(rule):
-        _register(OpSpec(name or f"float_{label}", label, "binary", rule, (save, save)))
+        register(OpSpec(name or f"float_{label}", label, "binary", rule, (save, save)))
         return rule
     return deco
 
 
 def general(label: str, tensors: tuple, save: tuple | None = None, name: str | None = None):
     """An op whose tensor arguments sit at `tensors` (positions); the other
-    arguments are static, in `n.args`; rule `(F, g, n, *saved_tensors)`."""
+    arguments are static, in `n.args`; rule `(B, g, n, *saved_tensors)`."""
     def deco(rule):
-        _register(OpSpec(name or f"float_{label}", label, "general", rule,
+        register(OpSpec(name or f"float_{label}", label, "general", rule,
                          save or (False,) * len(tensors), False, tensors))
         return rule
     return deco
 
 
 def cat_op(label: str, state: Callable):
-    """`float_cat(ps, dim)`: a list of tensors; rule `(F, g, n)`."""
+    """`float_cat(ps, dim)`: a list of tensors; rule `(B, g, n)`."""
     def deco(rule):
-        _register(OpSpec(f"float_{label}", label, "cat", rule, (), False, (), state))
+        register(OpSpec(f"float_{label}", label, "cat", rule, (), False, (), state))
         return rule
     return deco
 
 
 # -- helpers the rules share ----------------------------------------------------
 
-def zeros(F: Any, shape: tuple, like: Any) -> Any:
+def zeros(B: Any, shape: tuple, like: Any) -> Any:
     """Zeros of `shape` with the device and dtype of `like`."""
-    return F.float_full(tuple(shape), 0.0, F.float_device(like), F.float_dtype(like))
+    return B.float_full(tuple(shape), 0.0, B.float_device(like), B.float_dtype(like))
 
 
-def unbroadcast(F: Any, g: Any, gshape: tuple, shape: tuple) -> Any:
+def unbroadcast(B: Any, g: Any, gshape: tuple, shape: tuple) -> Any:
     """Sum `g` (of shape `gshape`) back to `shape`: over every dim where the
     input had size 1 and the output did not (broadcasting's backward)."""
     if gshape == shape:
         return g
     for d, (s, gs) in enumerate(zip(shape, gshape)):
         if s == 1 and gs != 1:
-            g = F.float_sum_dim(g, d)
+            g = B.float_sum_dim(g, d)
     return g
 
 
-def grad_for(F: Any, g: Any, n: Any, i: int) -> Any:
+def grad_for(B: Any, g: Any, n: Any, i: int) -> Any:
     """`g` summed back to parent `i`'s shape, or None when it is untracked."""
     p = n.parents[i]
     if p is None:
         return None
-    return unbroadcast(F, g, n.shape, p.shape)
+    return unbroadcast(B, g, n.shape, p.shape)
