@@ -13,7 +13,7 @@ def relu(t: Tensor) -> Tensor:
     """max(x, 0); the gradient at exactly 0 is 0, as in Burn and PyTorch."""
     if t._K is not Float:
         return t.mask_fill(t.lower_equal_elem(0), 0)
-    return t._like(t._ops.relu(t._p))
+    return t._like(t._B.float_relu(t._p))
 
 
 def leaky_relu(t: Tensor, negative_slope: float = 0.01) -> Tensor:
@@ -24,9 +24,10 @@ def leaky_relu(t: Tensor, negative_slope: float = 0.01) -> Tensor:
 
 
 def sigmoid(t: Tensor) -> Tensor:
-    """1 / (1 + e^-x), accurate on both tails (the backend's `float_sigmoid`;
-    its gradient is y (1 - y) from the output, as in Burn and PyTorch)."""
-    return t._like(t._ops.sigmoid(t._p))
+    """1 / (1 + e^-x), accurate on both tails (`Tensor.sigmoid`, the backend's
+    `float_sigmoid`; its gradient is y (1 - y) from the output, as in Burn and
+    PyTorch)."""
+    return t.sigmoid()
 
 
 def log_sigmoid(t: Tensor) -> Tensor:
@@ -70,7 +71,7 @@ def gelu(t: Tensor, approximate: str = "none") -> Tensor:
         return t.mul(sigmoid(t.mul(t).mul_scalar(_GELU_TANH_CUBIC).add_scalar(_GELU_TANH_LINEAR).mul(t)))
     if approximate != "none":
         raise ValueError(f"gelu: approximate={approximate!r}, expected 'none' or 'tanh' (as PyTorch's)")
-    return t._like(t.backend.gelu(t._p))   # one backend op (`ModuleOps.gelu`)
+    return t._like(t._B.gelu(t._p))   # one backend op (`ModuleOps.gelu`)
 
 
 def silu(t: Tensor) -> Tensor:
@@ -117,4 +118,4 @@ def quiet_softmax(t: Tensor, dim: int) -> Tensor:
 
 def hard_sigmoid(t: Tensor, alpha: float = 0.2, beta: float = 0.5) -> Tensor:
     """max(0, min(1, alpha x + beta)): one backend op (`ModuleOps.hard_sigmoid`)."""
-    return t._like(t.backend.hard_sigmoid(t._p, float(alpha), float(beta)))
+    return t._like(t._B.hard_sigmoid(t._p, float(alpha), float(beta)))

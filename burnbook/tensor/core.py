@@ -1,27 +1,30 @@
-"""`Tensor[B, D, K]`: the user-facing tensor, generic over backend, rank and kind.
+"""`TensorBase`: the class machinery under `Tensor[B, D, K]`, creation, data
+access and the basic queries.
 
 `Tensor[NdArray, 2]` is a class (cached per backend, rank and kind) whose
 instances hold one backend primitive. Its methods check ranks, kinds and
-arguments, normalise dims, then call the backend's primitive ops; the rank is
-part of the type, so an op that changes it returns an instance of another
-`Tensor[B, D', K]` class. This file holds the class machinery, creation,
-data access and layout ops; `numeric.py` and `floatops.py` add the rest.
+arguments, normalise dims, then call the backend's primitive op of the
+tensor's kind by name (`B.float_add` or `B.int_add`); the rank is part of the
+type, so an op that changes it returns an instance of another
+`Tensor[B, D', K]` class. The op families (`layout.py`, `arithmetic.py`,
+`numeric.py`, `indexing.py`, `floatops.py`, `boolops.py`, `gradops.py`)
+subclass `TensorBase` and `tensor.py` assembles them into `Tensor`.
 """
 
 from __future__ import annotations
 
 import math
 import types
-from typing import Any, Sequence
 
 import numpy as np
 
-from burnbook.backend.base import FLOAT_OPS, Backend, broadcast_shape
+from burnbook.backend.base import Backend, broadcast_shape
 from . import display
-from .data import Shape, TensorData, as_dims, coerce_array, flatten_nested, int_scalar
+from .data import Shape, TensorData, ValueRangeError, as_dims, coerce_array, flatten_nested, int_scalar
 from .distribution import Distribution
-from .kind import Bool, DType, Float, Int, Kind
+from .kind import Bool, DType, Float, Int, Kind, unavailable
 
+# (backend, rank, kind) -> the class Tensor[backend, rank, kind]: a plain cache.
 _SPECIALISED: dict = {}
 
 
@@ -31,23 +34,6 @@ class Writes:
     state (`module/replay.py`)."""
 
     count = 0
-_FLOAT_ONLY = {op[len("float_"):] for op in FLOAT_OPS}
-
-
-class _KindOps:
-    """The backend's ops of one kind with the prefix dropped (`ops.add` is
-    `B.float_add` for Float tensors); a missing op is a TypeError naming it."""
-
-    def __init__(self, backend: type, kind: type) -> None:
-        self._kind = kind
-        prefix = kind.prefix + "_"
-        for name in dir(backend):
-            if name.startswith(prefix):
-                setattr(self, name[len(prefix):], getattr(backend, name))
-
-    def __getattr__(self, name: str):
-        hint = " (a Float operation: convert with .float() first)" if name in _FLOAT_ONLY else ""
-        raise TypeError(f"{name} is not available for {self._kind.name} tensors{hint}")
 
 
 class _Shape(Shape):
@@ -80,29 +66,34 @@ def _as_shape(shape, rank: int | None, op: str) -> tuple:
     return dims
 
 
+def type_params(params) -> tuple:
+    """The (backend, rank, kind) of `Tensor[B, D]` or `Tensor[B, D, K]`."""
+    if not isinstance(params, tuple):
+        params = (params,)
+    if len(params) == 2:
+        params = params + (Float,)
+    if len(params) != 3:
+        raise TypeError("use Tensor[Backend, rank] or Tensor[Backend, rank, Int | Bool | Float]")
+    return params
+
+
 class TensorBase:
-    """Class machinery, creation, data access and layout of every tensor."""
+    """Class machinery, creation, data access and the basic queries of every
+    tensor; the base of each op family and of `Tensor`."""
 
     __slots__ = ("_p",)
 
-    _B: type | None = None
-    _D: int | None = None
-    _K: type = Float
-    _ops: _KindOps | None = None
+    # Set on each specialised class Tensor[B, D, K]; None on the generic Tensor.
+    _B: type[Backend] = None  # type: ignore[assignment]
+    _D: int = None  # type: ignore[assignment]
+    _K: type[Kind] = Float
+    _generic: type[TensorBase] | None = None   # the class Tensor[B, D, K] specialises (Tensor)
 
     # -- the type: Tensor[B, D, K] -------------------------------------------------
-    def __class_getitem__(cls, params):
-        if not isinstance(params, tuple):
-            params = (params,)
-        if len(params) == 2:
-            params = params + (Float,)
-        if len(params) != 3:
-            raise TypeError("use Tensor[Backend, rank] or Tensor[Backend, rank, Int | Bool | Float]")
-        backend, rank, kind = params
-        return cls._specialise(backend, rank, kind)
-
     @classmethod
     def _specialise(cls, backend, rank, kind):
+        """`Tensor[backend, rank, kind]`: a subclass of the generic class (the
+        one `Tensor[...]` was called on), made once and cached."""
         key = (backend, rank, kind)
         special = _SPECIALISED.get(key)
         if special is not None:
@@ -113,12 +104,11 @@ class TensorBase:
             raise TypeError(f"Tensor[B, D]: D must be a rank >= 1, got {rank!r}")
         if not (isinstance(kind, type) and issubclass(kind, Kind) and kind is not Kind):
             raise TypeError(f"Tensor[B, D, K]: K must be Float, Int or Bool, got {kind!r}")
-        base = _tensor_class()
+        generic = cls._generic or cls
         name = f"Tensor[{backend.__name__}, {rank}{'' if kind is Float else ', ' + kind.__name__}]"
-        special = type(name, (base,), {
-            "__slots__": (), "_B": backend, "_D": rank, "_K": kind,
-            "_ops": _KindOps(backend, kind), "__module__": "burnbook.tensor",
-            "__qualname__": name,
+        special = type(name, (generic,), {
+            "__slots__": (), "_B": backend, "_D": rank, "_K": kind, "_generic": generic,
+            "__module__": "burnbook.tensor", "__qualname__": name,
         })
         _SPECIALISED[key] = special
         return special
@@ -129,7 +119,7 @@ class TensorBase:
         return cls.from_data(data, device)
 
     @classmethod
-    def _wrap(cls, primitive) -> "TensorBase":
+    def _wrap(cls, primitive) -> TensorBase:
         t = object.__new__(cls)
         t._p = primitive
         return t
@@ -159,6 +149,16 @@ class TensorBase:
         if not 0 <= d < self._D:
             raise IndexError(f"{op}: dim {dim} is out of range for a tensor of rank {self._D}")
         return d
+
+    def _scalar(self, s, op: str):
+        """`s` as the Python scalar the backend's ops take: an i64 int for Int
+        tensors, a float otherwise."""
+        if self._K is Int:
+            return int_scalar(s, op)
+        try:
+            return float(s)
+        except OverflowError:
+            raise ValueRangeError(f"{op}: the scalar {s} is too large for any float dtype") from None
 
     def _require_float(self, op: str) -> None:
         if self._K is not Float:
@@ -190,7 +190,7 @@ class TensorBase:
         return cls._B.default_device() if device is None else device
 
     @classmethod
-    def from_data(cls, data, device=None) -> "TensorBase":
+    def from_data(cls, data, device=None) -> TensorBase:
         """A tensor from a `TensorData`, NumPy array or nested list (converted to
         the kind's element type: f32, i64, bool)."""
         if cls._B is None:
@@ -208,9 +208,10 @@ class TensorBase:
                 f"{cls.__name__}: data has rank {array.ndim} (shape {list(array.shape)}), "
                 f"expected rank {cls._D}"
             )
-        kind = cls._K
-        array = coerce_array(array, kind.default_dtype, f"{cls.__name__}.from_data")
-        return cls._wrap(getattr(cls._B, kind.prefix + "_from_data")(array, cls._device(device)))
+        B, K = cls._B, cls._K
+        array = coerce_array(array, K.default_dtype, f"{cls.__name__}.from_data")
+        from_data = B.float_from_data if K is Float else B.int_from_data if K is Int else B.bool_from_data
+        return cls._wrap(from_data(array, cls._device(device)))
 
     @classmethod
     def from_floats(cls, values, device=None):
@@ -232,12 +233,13 @@ class TensorBase:
         """A tensor of `shape` filled with `fill_value`."""
         shape = _as_shape(shape, cls._D, "full")
         dev = cls._device(device)
-        if cls._K is Bool:
+        B, K = cls._B, cls._K
+        if K is Bool:
             array = np.full(shape, bool(fill_value))
-            return cls._wrap(cls._B.bool_from_data(array, dev))
-        if cls._K is Int:
-            fill_value = int_scalar(fill_value, "full")
-        return cls._wrap(getattr(cls._B, cls._K.prefix + "_full")(shape, fill_value, dev))
+            return cls._wrap(B.bool_from_data(array, dev))
+        if K is Int:
+            return cls._wrap(B.int_full(shape, int_scalar(fill_value, "full"), dev))
+        return cls._wrap(B.float_full(shape, fill_value, dev))
 
     @classmethod
     def zeros(cls, shape, device=None):
@@ -251,7 +253,9 @@ class TensorBase:
     def empty(cls, shape, device=None):
         """A tensor whose values are unspecified (Burn's `empty`)."""
         shape = _as_shape(shape, cls._D, "empty")
-        return cls._wrap(getattr(cls._B, cls._K.prefix + "_empty")(shape, cls._device(device)))
+        B, K = cls._B, cls._K
+        empty = B.float_empty if K is Float else B.int_empty if K is Int else B.bool_empty
+        return cls._wrap(empty(shape, cls._device(device)))
 
     @classmethod
     def random(cls, shape, distribution=Distribution.Default, device=None):
@@ -298,7 +302,9 @@ class TensorBase:
     # -- data --------------------------------------------------------------------
     def to_numpy(self) -> np.ndarray:
         """The values as a NumPy array (float32 / int64 / bool by default)."""
-        return getattr(self._B, self._K.prefix + "_into_data")(self._p)
+        B, K = self._B, self._K
+        into_data = B.float_into_data if K is Float else B.int_into_data if K is Int else B.bool_into_data
+        return into_data(self._p)
 
     def into_data(self) -> TensorData:
         return TensorData._wrap(self.to_numpy())
@@ -343,8 +349,14 @@ class TensorBase:
     __str__ = __repr__
 
     # -- basic queries ----------------------------------------------------------
+    def _shape(self) -> tuple:
+        """The backend's shape of the primitive (a tuple)."""
+        B, K = self._B, self._K
+        return (B.float_shape if K is Float else B.int_shape if K is Int else B.bool_shape)(self._p)
+
     def dims(self) -> list[int]:
-        return list(self._ops.shape(self._p))
+        B, K = self._B, self._K   # `_shape` written out: dims is the most called query
+        return list((B.float_shape if K is Float else B.int_shape if K is Int else B.bool_shape)(self._p))
 
     @property
     def shape(self) -> _Shape:
@@ -355,28 +367,37 @@ class TensorBase:
         return self._D
 
     def num_elements(self) -> int:
-        return math.prod(self._ops.shape(self._p))
+        return math.prod(self._shape())
 
     def device(self):
-        return self._ops.device(self._p)
+        B, K = self._B, self._K
+        return (B.float_device if K is Float else B.int_device if K is Int else B.bool_device)(self._p)
+
+    def _dtype(self) -> np.dtype:
+        """The primitive's NumPy dtype (Float and Int tensors; the protocol
+        has no `bool_dtype`)."""
+        B, K = self._B, self._K
+        return (B.float_dtype if K is Float else B.int_dtype if K is Int else unavailable("dtype", K))(self._p)
 
     @property
     def dtype(self) -> DType:
         if self._K is Bool:
             return DType(np.bool_)
-        return DType(self._ops.dtype(self._p))
+        return DType(self._dtype())
 
     @property
     def kind(self) -> type:
         return self._K
 
     @property
-    def backend(self) -> type:
+    def backend(self) -> type[Backend]:
         """The backend class this tensor runs on (`NdArray`, `Autodiff[NdArray]`)."""
         return self._B
 
     def to_device(self, device):
-        return self._like(self._ops.to_device(self._p, device))
+        B, K = self._B, self._K
+        to_device = B.float_to_device if K is Float else B.int_to_device if K is Int else B.bool_to_device
+        return self._like(to_device(self._p, device))
 
     def clone(self):
         """The same tensor (primitives are never mutated, so nothing is copied)."""

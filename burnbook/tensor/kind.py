@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 import numpy as np
+
+from burnbook.backend.base import FLOAT_OPS, np_dtype_name
 
 
 class Kind:
@@ -44,6 +48,17 @@ class Bool(Kind):
     default_dtype = np.bool_
 
 
+_FLOAT_OPS = frozenset(FLOAT_OPS)
+
+
+def unavailable(op: str, kind: type[Kind]) -> NoReturn:
+    """Raise the TypeError for an op that the backend protocol has no
+    version of for `kind` (`exp` of an Int tensor, `add` of a Bool one); an
+    op that only Float tensors have says how to convert."""
+    hint = " (a Float operation: convert with .float() first)" if "float_" + op in _FLOAT_OPS else ""
+    raise TypeError(f"{op} is not available for {kind.name} tensors{hint}")
+
+
 class DType:
     """A tensor's element type; `str(dtype)` is Burn's name (`"f32"`)."""
 
@@ -53,8 +68,6 @@ class DType:
         self.np = np.dtype(np_dtype)
 
     def __str__(self) -> str:
-        from burnbook.backend.base import np_dtype_name
-
         return np_dtype_name(self.np)
 
     def __repr__(self) -> str:

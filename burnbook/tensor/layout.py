@@ -8,6 +8,7 @@ from typing import Sequence
 
 from .core import TensorBase, Writes
 from .data import as_dim, as_dims
+from .kind import Float, Int
 
 # The most elements `expand` and `repeat` may give a tensor: 2**28, 1 GiB as
 # f32. NdArray makes both a zero-stride view that costs nothing, so without
@@ -68,7 +69,10 @@ def _slice_len(s: slice) -> int:
     return len(range(s.start, -1 if s.stop is None else s.stop, s.step))
 
 
-class LayoutOps:
+class LayoutOps(TensorBase):
+    """Ops that move elements without looking at them, on every kind (each
+    calls the backend's `float_*`, `int_*` or `bool_*` version)."""
+
     __slots__ = ()
 
     def _ranges(self, ranges, op: str) -> tuple:
@@ -86,7 +90,9 @@ class LayoutOps:
     def slice(self, ranges):
         """The sub-tensor at `ranges` (one per leading dim); the rank never
         changes: an int `i` keeps size 1 at its dim."""
-        return self._like(self._ops.slice(self._p, self._ranges(ranges, "slice")))
+        B, K = self._B, self._K
+        fn = B.float_slice if K is Float else B.int_slice if K is Int else B.bool_slice
+        return self._like(fn(self._p, self._ranges(ranges, "slice")))
 
     def slice_assign(self, ranges, values):
         """A copy of this tensor with `values` written at `ranges`."""
@@ -96,7 +102,9 @@ class LayoutOps:
         expect = [_slice_len(s) for s in res] + dims[len(res):]
         if values.dims() != expect:
             raise ValueError(f"slice_assign: values have shape {values.dims()}, the ranges select shape {expect}")
-        return self._like(self._ops.slice_assign(self._p, res, values._p))
+        B, K = self._B, self._K
+        fn = B.float_slice_assign if K is Float else B.int_slice_assign if K is Int else B.bool_slice_assign
+        return self._like(fn(self._p, res, values._p))
 
     def __getitem__(self, index):
         if not isinstance(index, tuple):
@@ -116,12 +124,14 @@ class LayoutOps:
     def narrow(self, dim: int, start: int, length: int):
         d = self._dim(dim, "narrow")
         start, length = as_dim(start, "narrow", "start"), as_dim(length, "narrow", "length")
-        dims = self._ops.shape(self._p)
+        dims = self._shape()
         if start + length > dims[d]:
             raise IndexError(f"narrow: range {start}..{start + length} is out of bounds for dim {d} "
                              f"of size {dims[d]}")
         ranges = tuple(slice(0, dims[i], 1) for i in range(d)) + (slice(start, start + length, 1),)
-        return self._like(self._ops.slice(self._p, ranges))
+        B, K = self._B, self._K
+        fn = B.float_slice if K is Float else B.int_slice if K is Int else B.bool_slice
+        return self._like(fn(self._p, ranges))
 
     def chunk(self, num_chunks: int, dim: int = 0) -> list:
         """Split into at most `num_chunks` pieces along `dim` (PyTorch sizes)."""
@@ -139,7 +149,8 @@ class LayoutOps:
         """The same values in `shape`; -1 infers one size, 0 keeps the size
         at that position (Burn), except in a tensor with no elements, where
         0 is a zero-size dim (so [0, 3] reshapes to [3, 0])."""
-        dims = self._ops.shape(self._p)
+        B, K = self._B, self._K
+        dims = (B.float_shape if K is Float else B.int_shape if K is Int else B.bool_shape)(self._p)
         total = math.prod(dims)
         shape = as_dims(shape, "reshape", allow=(-1,))
         if total > 0 and 0 in shape:
@@ -154,12 +165,15 @@ class LayoutOps:
         n = math.prod(shape)
         if n != total:
             raise ValueError(f"reshape: cannot reshape {list(dims)} ({total} elements) into {shape} ({n} elements)")
-        return self._as(self._ops.reshape(self._p, tuple(shape)), rank=len(shape))
+        reshape = B.float_reshape if K is Float else B.int_reshape if K is Int else B.bool_reshape
+        return self._as(reshape(self._p, tuple(shape)), rank=len(shape))
 
     def _reshaped(self, shape: list):
         """`reshape` to a shape the caller derived from this tensor's own
         dims (same element count by construction): no checks to repeat."""
-        return self._as(self._ops.reshape(self._p, tuple(shape)), rank=len(shape))
+        B, K = self._B, self._K
+        reshape = B.float_reshape if K is Float else B.int_reshape if K is Int else B.bool_reshape
+        return self._as(reshape(self._p, tuple(shape)), rank=len(shape))
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1):
         s, e = self._dim(start_dim, "flatten"), self._dim(end_dim, "flatten")
@@ -197,7 +211,9 @@ class LayoutOps:
         d1, d2 = self._dim(dim1, "swap_dims"), self._dim(dim2, "swap_dims")
         if d1 == d2:
             return self
-        return self._like(self._ops.swap_dims(self._p, d1, d2))
+        B, K = self._B, self._K
+        fn = B.float_swap_dims if K is Float else B.int_swap_dims if K is Int else B.bool_swap_dims
+        return self._like(fn(self._p, d1, d2))
 
     def transpose(self):
         """Swap the last two dims (PyTorch's `t.T` for matrices)."""
@@ -213,7 +229,9 @@ class LayoutOps:
         axes = [self._dim(a, "permute") for a in axes]
         if sorted(axes) != list(range(self._D)):
             raise ValueError(f"permute: {list(axes)} is not a permutation of the {self._D} dims")
-        return self._like(self._ops.permute(self._p, tuple(axes)))
+        B, K = self._B, self._K
+        fn = B.float_permute if K is Float else B.int_permute if K is Int else B.bool_permute
+        return self._like(fn(self._p, tuple(axes)))
 
     def expand(self, shape: Sequence[int]):
         """Broadcast size-1 dims to `shape` (-1 keeps a size), same rank."""
@@ -228,7 +246,9 @@ class LayoutOps:
         if tuple(dims) == shape:
             return self
         _check_view_size("expand", dims, shape)
-        return self._like(self._ops.expand(self._p, shape))
+        B, K = self._B, self._K
+        fn = B.float_expand if K is Float else B.int_expand if K is Int else B.bool_expand
+        return self._like(fn(self._p, shape))
 
     def repeat(self, dim: int, times: int):
         """Tile the tensor `times` times along `dim` (Burn's `repeat(dim, times)`)."""
@@ -253,7 +273,9 @@ class LayoutOps:
             other = t.dims()
             if other[:d] + other[d + 1:] != base[:d] + base[d + 1:]:
                 raise ValueError(f"cat: tensor {i} has shape {other}, incompatible with {base} outside dim {d}")
-        return first._like(first._ops.cat([t._p for t in tensors], d))
+        B, K = first._B, first._K
+        fn = B.float_cat if K is Float else B.int_cat if K is Int else B.bool_cat
+        return first._like(fn([t._p for t in tensors], d))
 
     @staticmethod
     def stack(tensors: Sequence, dim: int):

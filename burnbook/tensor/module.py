@@ -23,6 +23,7 @@ from burnbook.backend.module_ops import (
     ConvOptions, ConvTransposeOptions, _tuple, conv_output_size, conv_transpose_output_size,
     pool_output_size,
 )
+from .core import TensorBase
 from .kind import Float, Int
 
 __all__ = [
@@ -35,17 +36,10 @@ __all__ = [
 _LAYOUT = {3: "[batch, channels, length]", 4: "[batch, channels, height, width]"}
 
 
-_BASE: list = []   # [TensorBase], imported on first use (core imports this module's package)
-
-
 def _check(op: str, t: Any, rank: int, name: str = "x", kind: type = Float) -> None:
-    # a function-level import costs ~3 us per call: conv's checks run three per call
-    if not _BASE:
-        from .core import TensorBase
-        _BASE.append(TensorBase)
-    if isinstance(t, _BASE[0]) and t._K is kind and t._D == rank:
+    if isinstance(t, TensorBase) and t._K is kind and t._D == rank:
         return   # the common case, read from the class attributes the properties below return
-    if not isinstance(t, _BASE[0]):
+    if not isinstance(t, TensorBase):
         raise TypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}")
     if t.kind is not kind:
         raise TypeError(f"{op}: {name} must be a {kind.name} tensor, got {t.kind.name}")
@@ -91,7 +85,9 @@ def _resolved(options: Any, n: int) -> Any:
         return options.resolved(n)
 
 
-def _conv(op: str, rank: int, x, weight, bias, options):
+def _conv_options(op: str, rank: int, x, weight, bias, options):
+    """Check a convolution's tensors against each other and return its
+    options resolved for `rank - 2` spatial dims."""
     _check(op, x, rank)
     _check(op, weight, rank, "weight")
     if bias is not None:
@@ -111,23 +107,26 @@ def _conv(op: str, rank: int, x, weight, bias, options):
     if bias is not None and bias.dims() != [out_ch]:
         raise ValueError(f"{op}: bias {bias.dims()} must have shape [{out_ch}] (the weight's output channels)")
     _check_kernel_fits(op, x, kernel, o.padding, o.dilation, x_dims)
-    p = getattr(x.backend, op)(x._p, weight._p, None if bias is None else bias._p, o)
-    return x._as(p)
+    return o
 
 
 def conv1d(x, weight, bias=None, options: ConvOptions | None = None):
     """1-D convolution: `x [N, C, L]`, `weight [O, C/groups, K]`, `bias [O]`
     or None -> `[N, O, Lo]`, Lo = floor((L + 2p - d(K - 1) - 1) / s) + 1."""
-    return _conv("conv1d", 3, x, weight, bias, options)
+    o = _conv_options("conv1d", 3, x, weight, bias, options)
+    return x._as(x._B.conv1d(x._p, weight._p, None if bias is None else bias._p, o))
 
 
 def conv2d(x, weight, bias=None, options: ConvOptions | None = None):
     """2-D convolution: `x [N, C, H, W]`, `weight [O, C/groups, kh, kw]`,
     `bias [O]` or None -> `[N, O, Ho, Wo]` (PyTorch's `F.conv2d`)."""
-    return _conv("conv2d", 4, x, weight, bias, options)
+    o = _conv_options("conv2d", 4, x, weight, bias, options)
+    return x._as(x._B.conv2d(x._p, weight._p, None if bias is None else bias._p, o))
 
 
-def _conv_transpose(op: str, rank: int, x, weight, bias, options):
+def _conv_transpose_options(op: str, rank: int, x, weight, bias, options):
+    """Check a transposed convolution's tensors against each other and
+    return its options resolved for `rank - 2` spatial dims."""
     _check(op, x, rank)
     _check(op, weight, rank, "weight")
     if bias is not None:
@@ -155,20 +154,21 @@ def _conv_transpose(op: str, rank: int, x, weight, bias, options):
     if any(n < 1 for n in size):
         raise ValueError(f"{op}: the output would have size {size} (x {x.dims()}, kernel {kernel}, "
                          f"padding {list(o.padding)} too large)")
-    p = getattr(x.backend, op)(x._p, weight._p, None if bias is None else bias._p, o)
-    return x._as(p)
+    return o
 
 
 def conv_transpose1d(x, weight, bias=None, options: ConvTransposeOptions | None = None):
     """1-D transposed convolution: `x [N, C, L]`, `weight [C, O/groups, K]`
     -> `[N, O, Lo]`, Lo = (L - 1) s - 2p + d(K - 1) + padding_out + 1."""
-    return _conv_transpose("conv_transpose1d", 3, x, weight, bias, options)
+    o = _conv_transpose_options("conv_transpose1d", 3, x, weight, bias, options)
+    return x._as(x._B.conv_transpose1d(x._p, weight._p, None if bias is None else bias._p, o))
 
 
 def conv_transpose2d(x, weight, bias=None, options: ConvTransposeOptions | None = None):
     """2-D transposed convolution: `x [N, C, H, W]`, `weight [C, O/groups,
     kh, kw]`, `bias [O]` or None -> `[N, O, Ho, Wo]` (`F.conv_transpose2d`)."""
-    return _conv_transpose("conv_transpose2d", 4, x, weight, bias, options)
+    o = _conv_transpose_options("conv_transpose2d", 4, x, weight, bias, options)
+    return x._as(x._B.conv_transpose2d(x._p, weight._p, None if bias is None else bias._p, o))
 
 
 # -- pooling ------------------------------------------------------------------------------
@@ -191,70 +191,73 @@ def _pool_args(op: str, x, n: int, kernel_size, stride, padding, dilation=1, cei
     return k, s, p, d
 
 
-def _max_pool(op: str, rank: int, x, kernel_size, stride, padding, dilation, ceil_mode):
-    _check(op, x, rank)
-    k, s, p, d = _pool_args(op, x, rank - 2, kernel_size, stride, padding, dilation, ceil_mode)
-    return getattr(x.backend, op)(x._p, k, s, p, d, bool(ceil_mode))
 
 
 def max_pool1d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
     """Max over windows of `x [N, C, L]` (stride defaults to kernel_size)."""
-    return x._as(_max_pool("max_pool1d", 3, x, kernel_size, stride, padding, dilation, ceil_mode))
+    _check("max_pool1d", x, 3)
+    k, s, p, d = _pool_args("max_pool1d", x, 1, kernel_size, stride, padding, dilation, ceil_mode)
+    return x._as(x._B.max_pool1d(x._p, k, s, p, d, bool(ceil_mode)))
 
 
 def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
     """Max over windows of `x [N, C, H, W]` -> `[N, C, Ho, Wo]`; padding
     never wins, `ceil_mode` keeps a last partial window (PyTorch's rules)."""
-    return x._as(_max_pool("max_pool2d", 4, x, kernel_size, stride, padding, dilation, ceil_mode))
+    _check("max_pool2d", x, 4)
+    k, s, p, d = _pool_args("max_pool2d", x, 2, kernel_size, stride, padding, dilation, ceil_mode)
+    return x._as(x._B.max_pool2d(x._p, k, s, p, d, bool(ceil_mode)))
 
 
 def max_pool1d_with_indices(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
     """`max_pool1d` and an Int tensor of each max's position along L."""
-    out, idx = _max_pool("max_pool1d_with_indices", 3, x, kernel_size, stride, padding, dilation, ceil_mode)
+    _check("max_pool1d_with_indices", x, 3)
+    k, s, p, d = _pool_args("max_pool1d_with_indices", x, 1, kernel_size, stride, padding, dilation, ceil_mode)
+    out, idx = x._B.max_pool1d_with_indices(x._p, k, s, p, d, bool(ceil_mode))
     return x._as(out), x._as(idx, kind=Int)
 
 
 def max_pool2d_with_indices(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
     """`max_pool2d` and an Int tensor `[N, C, Ho, Wo]` of each max's flat
     position `h * W + w` in its input plane (PyTorch's `return_indices`)."""
-    out, idx = _max_pool("max_pool2d_with_indices", 4, x, kernel_size, stride, padding, dilation, ceil_mode)
+    _check("max_pool2d_with_indices", x, 4)
+    k, s, p, d = _pool_args("max_pool2d_with_indices", x, 2, kernel_size, stride, padding, dilation, ceil_mode)
+    out, idx = x._B.max_pool2d_with_indices(x._p, k, s, p, d, bool(ceil_mode))
     return x._as(out), x._as(idx, kind=Int)
-
-
-def _avg_pool(op: str, rank: int, x, kernel_size, stride, padding, count_include_pad):
-    _check(op, x, rank)
-    k, s, p, _ = _pool_args(op, x, rank - 2, kernel_size, stride, padding)
-    return x._as(getattr(x.backend, op)(x._p, k, s, p, bool(count_include_pad)))
 
 
 def avg_pool1d(x, kernel_size, stride=None, padding=0, count_include_pad=True):
     """Mean over windows of `x [N, C, L]`; `count_include_pad` counts the
     zero padding in the divisor (PyTorch's default)."""
-    return _avg_pool("avg_pool1d", 3, x, kernel_size, stride, padding, count_include_pad)
+    _check("avg_pool1d", x, 3)
+    k, s, p, _ = _pool_args("avg_pool1d", x, 1, kernel_size, stride, padding)
+    return x._as(x._B.avg_pool1d(x._p, k, s, p, bool(count_include_pad)))
 
 
 def avg_pool2d(x, kernel_size, stride=None, padding=0, count_include_pad=True):
     """Mean over windows of `x [N, C, H, W]` -> `[N, C, Ho, Wo]`."""
-    return _avg_pool("avg_pool2d", 4, x, kernel_size, stride, padding, count_include_pad)
+    _check("avg_pool2d", x, 4)
+    k, s, p, _ = _pool_args("avg_pool2d", x, 2, kernel_size, stride, padding)
+    return x._as(x._B.avg_pool2d(x._p, k, s, p, bool(count_include_pad)))
 
 
-def _adaptive(op: str, rank: int, x, output_size):
+def _adaptive_size(op: str, rank: int, x, output_size) -> tuple:
+    """Check `x` and return `output_size` as one size per spatial dim."""
     _check(op, x, rank)
     size = _tuple(output_size, rank - 2, "output_size", op)
     if any(v < 1 for v in size):
         raise ValueError(f"{op}: output_size {list(size)} must be >= 1")
-    return x._as(getattr(x.backend, op)(x._p, size))
+    return size
 
 
 def adaptive_avg_pool1d(x, output_size):
     """`x [N, C, L]` -> `[N, C, output_size]`, each output the mean of the
     bin [floor(i L / out), ceil((i + 1) L / out))."""
-    return _adaptive("adaptive_avg_pool1d", 3, x, output_size)
+    return x._as(x._B.adaptive_avg_pool1d(x._p, _adaptive_size("adaptive_avg_pool1d", 3, x, output_size)))
 
 
 def adaptive_avg_pool2d(x, output_size):
     """`x [N, C, H, W]` -> `[N, C, *output_size]` (PyTorch's bins)."""
-    return _adaptive("adaptive_avg_pool2d", 4, x, output_size)
+    return x._as(x._B.adaptive_avg_pool2d(x._p, _adaptive_size("adaptive_avg_pool2d", 4, x, output_size)))
 
 
 # -- embedding ----------------------------------------------------------------------------
@@ -265,7 +268,7 @@ def embedding(weights, indices):
     _check("embedding", weights, 2, "weights")
     _check("embedding", indices, 2, "indices", Int)
     _same_backend("embedding", weights, indices)
-    return weights._as(weights.backend.embedding(weights._p, indices._p), rank=3)
+    return weights._as(weights._B.embedding(weights._p, indices._p), rank=3)
 
 
 # -- recurrent layers ---------------------------------------------------------------------
@@ -296,7 +299,7 @@ def _check_recurrent(op: str, x, gates: int, input_weights, input_biases, hidden
     # kind), so one `type(t) is` test checks all three; a tensor it rejects
     # gets the full checks, which name what is wrong.
     t1, t2 = type(x)._specialise(x._B, 1, x._K), type(first)
-    shape = first._ops.shape
+    shape = first._B.float_shape   # the tensors are Float (a `type(t) is` test below checks it)
     for what, ts, labels, want in groups:
         if len(ts) != len(labels):
             raise ValueError(f"{op}: {what} needs one entry per gate ({gates}), got {len(ts)}")
@@ -324,7 +327,7 @@ def lstm(x, input_weights, input_biases, hidden_weights, hidden_biases, cell=Non
     hiddens)`, each `[batch, seq, H]`. One backend op (`ModuleOps.lstm`)."""
     _check_recurrent("lstm", x, 4, input_weights, input_biases, hidden_weights, hidden_biases,
                      {"cell": cell, "hidden": hidden})
-    cs, hs = x.backend.lstm(x._p, _prims(input_weights), _prims(input_biases), _prims(hidden_weights),
+    cs, hs = x._B.lstm(x._p, _prims(input_weights), _prims(input_biases), _prims(hidden_weights),
                             _prims(hidden_biases), None if cell is None else cell._p,
                             None if hidden is None else hidden._p)
     return x._as(cs), x._as(hs)
@@ -337,7 +340,7 @@ def gru(x, input_weights, input_biases, hidden_weights, hidden_biases, hidden=No
     seq, H]`. `reset_after` scales the new gate's hidden transform by the
     reset gate (PyTorch's GRU); False scales the hidden state before it."""
     _check_recurrent("gru", x, 3, input_weights, input_biases, hidden_weights, hidden_biases, {"hidden": hidden})
-    return x._as(x.backend.gru(x._p, _prims(input_weights), _prims(input_biases), _prims(hidden_weights),
+    return x._as(x._B.gru(x._p, _prims(input_weights), _prims(input_biases), _prims(hidden_weights),
                                _prims(hidden_biases), None if hidden is None else hidden._p, bool(reset_after)))
 
 
@@ -356,4 +359,4 @@ def layer_norm(x, gamma, beta, epsilon: float = 1e-5):
             _same_backend("layer_norm", x, t)
             raise ValueError(f"layer_norm: x {x.dims()} has {d} features in its last dim, but {name} "
                              f"is {t.dims()}")
-    return x._like(x.backend.layer_norm(x._p, gamma._p, beta._p, float(epsilon)))
+    return x._like(x._B.layer_norm(x._p, gamma._p, beta._p, float(epsilon)))

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from . import core
-from .core import TensorBase, hybridmethod
+from .arithmetic import ArithmeticOps
+from .boolops import BoolOps
+from .core import TensorBase, hybridmethod, type_params
 from .floatops import FloatOps
+from .gradops import GradOps
+from .indexing import IndexOps, one_hot_constructor
 from .layout import LayoutOps
-from .numeric import NumericOps, one_hot_constructor
+from .numeric import NumericOps
 
 
-class Tensor(LayoutOps, NumericOps, FloatOps, TensorBase):
+class Tensor(LayoutOps, ArithmeticOps, NumericOps, IndexOps, FloatOps, BoolOps, GradOps, TensorBase):
     """A tensor of backend `B`, rank `D` and kind `K` (Float by default).
 
     `Tensor[NdArray, 2]` names the type and builds tensors:
@@ -19,7 +22,9 @@ class Tensor(LayoutOps, NumericOps, FloatOps, TensorBase):
 
     __slots__ = ()
 
-    one_hot = hybridmethod(one_hot_constructor, NumericOps.one_hot_indices)
+    def __class_getitem__(cls, params) -> type[Tensor]:
+        """`Tensor[B, D]` or `Tensor[B, D, K]`: the subclass of Tensor for
+        backend B, rank D and kind K (Float by default), made once and cached."""
+        return cls._specialise(*type_params(params))
 
-
-core._tensor_class = lambda: Tensor
+    one_hot = hybridmethod(one_hot_constructor, IndexOps.one_hot_indices)
