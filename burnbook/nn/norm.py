@@ -12,7 +12,7 @@ from typing import Any
 from burnbook.config import ConfigError, config
 from burnbook.module import Module, Param, RunningState
 from burnbook.tensor import Tensor
-from burnbook.tensor import module as M
+from burnbook.tensor import module as F
 from .common import check_config, resolve_backend, show
 from .initializer import Ones, Zeros
 
@@ -152,7 +152,7 @@ class LayerNorm(Module):
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         """`[..., d_model]` -> the same shape."""
-        return M.layer_norm(input, self.gamma.val(), self.beta.val(), self.epsilon)
+        return F.layer_norm(input, self.gamma.val(), self.beta.val(), self.epsilon)
 
     def extra_repr(self) -> dict:
         return {"d_model": self.gamma.val().dims()[0], "epsilon": self.epsilon}

@@ -14,7 +14,7 @@ from typing import Any
 from burnbook.config import config
 from burnbook.module import Module
 from burnbook.tensor import Tensor
-from burnbook.tensor import module as M
+from burnbook.tensor import module as F
 from .common import check_config, resolve_backend, show
 from .initializer import Initializer, XavierNormal
 from .linear import Linear, LinearConfig
@@ -116,7 +116,7 @@ class Lstm(Module):
         cell, hidden = (None, None) if state is None else state   # None: zeros
         # ONNX's gate order: the three sigmoid gates first, then the cell's
         gates = _weights([self.input_gate, self.output_gate, self.forget_gate, self.cell_gate])
-        return M.lstm(batched_input, *gates, cell, hidden)
+        return F.lstm(batched_input, *gates, cell, hidden)
 
     def extra_repr(self) -> dict:
         d_input = self.input_gate.input_transform.weight.val().dims()[0]
@@ -173,7 +173,7 @@ class Gru(Module):
         _check_input("Gru", batched_input, d_input)
         hidden = state   # None: zeros
         gates = _weights([self.update_gate, self.reset_gate, self.new_gate])
-        return M.gru(batched_input, *gates, hidden, self.reset_after)
+        return F.gru(batched_input, *gates, hidden, self.reset_after)
 
     def extra_repr(self) -> dict:
         d_input = self.update_gate.input_transform.weight.val().dims()[0]

@@ -15,11 +15,11 @@ import pytest
 from burnbook import Tensor
 from burnbook.autodiff import Autodiff
 from burnbook.backend import NdArray
-from burnbook.tensor import module as M
+from burnbook.tensor import module as F
 from burnbook.tensor.ops import ConvOptions, ConvTransposeOptions
 
 torch = pytest.importorskip("torch")
-F = torch.nn.functional
+Fn = torch.nn.functional
 B = Autodiff[NdArray]
 
 # (in channels, out channels, groups, kernel, stride, padding, dilation, size)
@@ -64,7 +64,7 @@ def test_conv2d_matches_torch(cin, cout, groups, k, s, p, d, size):
     w = rng.standard_normal((cout, cin // groups, kh, kw))
     b = rng.standard_normal(cout)
     opts = ConvOptions(s, p, d, groups)
-    check(lambda x, w, b: M.conv2d(x, w, b, opts), lambda x, w, b: F.conv2d(x, w, b, s, p, d, groups),
+    check(lambda x, w, b: F.conv2d(x, w, b, opts), lambda x, w, b: Fn.conv2d(x, w, b, s, p, d, groups),
           x, w, b, seed=cin + cout)
 
 
@@ -76,7 +76,7 @@ def test_conv1d_matches_torch(cin, cout, groups, k, s, p, d):
     w = rng.standard_normal((cout, cin // groups, k))
     b = rng.standard_normal(cout)
     opts = ConvOptions(s, p, d, groups)
-    check(lambda x, w, b: M.conv1d(x, w, b, opts), lambda x, w, b: F.conv1d(x, w, b, s, p, d, groups),
+    check(lambda x, w, b: F.conv1d(x, w, b, opts), lambda x, w, b: Fn.conv1d(x, w, b, s, p, d, groups),
           x, w, b, seed=cin)
 
 
@@ -97,8 +97,8 @@ def test_conv_transpose2d_matches_torch(cin, cout, groups, k, s, p, po, d):
     w = rng.standard_normal((cin, cout // groups, kh, kw))
     b = rng.standard_normal(cout)
     opts = ConvTransposeOptions(s, p, po, d, groups)
-    check(lambda x, w, b: M.conv_transpose2d(x, w, b, opts),
-          lambda x, w, b: F.conv_transpose2d(x, w, b, s, p, po, groups, d), x, w, b, seed=cout)
+    check(lambda x, w, b: F.conv_transpose2d(x, w, b, opts),
+          lambda x, w, b: Fn.conv_transpose2d(x, w, b, s, p, po, groups, d), x, w, b, seed=cout)
 
 
 def test_depthwise_float64_stays_float64():
@@ -107,7 +107,7 @@ def test_depthwise_float64_stays_float64():
     x = rng.standard_normal((1, 4, 7, 7))
     w = rng.standard_normal((4, 1, 3, 3))
     out = NdArray.conv2d(x, w, None, ConvOptions((1, 1), (1, 1), (1, 1), 4))
-    ref = F.conv2d(torch.tensor(x), torch.tensor(w), None, 1, 1, 1, 4).numpy()
+    ref = Fn.conv2d(torch.tensor(x), torch.tensor(w), None, 1, 1, 1, 4).numpy()
     assert out.dtype == np.float64
     np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-12)
 
@@ -134,7 +134,7 @@ def test_depthwise_forward_channels_last_and_planar_give_the_same_bits(case, bat
     last = nm._depthwise_conv_channels_last(x, w, pads, opts.stride, opts.dilation, out)
     planar = nm._depthwise_conv(x, w, pads, opts.stride, opts.dilation, out)[..., :out[1]]
     np.testing.assert_array_equal(last, planar)
-    ref = F.conv2d(torch.tensor(x, dtype=torch.float64), torch.tensor(w, dtype=torch.float64), None,
+    ref = Fn.conv2d(torch.tensor(x, dtype=torch.float64), torch.tensor(w, dtype=torch.float64), None,
                    opts.stride, opts.padding, opts.dilation, c).numpy()
     np.testing.assert_allclose(last, ref, rtol=1e-4, atol=1e-4)
 
@@ -151,5 +151,5 @@ def test_conv2d_of_a_non_contiguous_input_without_padding(size, stride):
     assert not x.flags.c_contiguous
     got = NdArray.conv2d(x, w, None, opts)
     np.testing.assert_array_equal(got, NdArray.conv2d(np.ascontiguousarray(x), w, None, opts))
-    ref = F.conv2d(torch.tensor(x, dtype=torch.float64), torch.tensor(w, dtype=torch.float64), None, stride).numpy()
+    ref = Fn.conv2d(torch.tensor(x, dtype=torch.float64), torch.tensor(w, dtype=torch.float64), None, stride).numpy()
     np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)

@@ -19,7 +19,7 @@ from burnbook.autodiff.ops import TABLE
 from burnbook.backend import NdArray
 from burnbook.backend.base import MODULE_OPS
 from burnbook.backend.module_ops import ModuleOps
-from burnbook.tensor import module as M
+from burnbook.tensor import module as F
 from burnbook.tensor.ops import ConvOptions, ConvTransposeOptions
 
 from ..autodiff.strict import Strict
@@ -103,7 +103,7 @@ def conv_case(rng, dims: int, transpose: bool, tiny: bool):
 def test_conv_matches_torch(mb, dims):
     name, B = mb
     rng = np.random.default_rng(10 + dims)
-    ours_fn, torch_fn = (M.conv1d, Fn.conv1d) if dims == 1 else (M.conv2d, Fn.conv2d)
+    ours_fn, torch_fn = (F.conv1d, Fn.conv1d) if dims == 1 else (F.conv2d, Fn.conv2d)
     for case in range(n_cases(name)):
         x, w, b, cfg = conv_case(rng, dims, False, name == "taichi")
         opts = ConvOptions(cfg["stride"], cfg["padding"], cfg["dilation"], cfg["groups"])
@@ -116,8 +116,8 @@ def test_conv_matches_torch(mb, dims):
 def test_conv_transpose_matches_torch(mb, dims):
     name, B = mb
     rng = np.random.default_rng(20 + dims)
-    ours_fn, torch_fn = (M.conv_transpose1d, Fn.conv_transpose1d) if dims == 1 else \
-        (M.conv_transpose2d, Fn.conv_transpose2d)
+    ours_fn, torch_fn = (F.conv_transpose1d, Fn.conv_transpose1d) if dims == 1 else \
+        (F.conv_transpose2d, Fn.conv_transpose2d)
     for case in range(n_cases(name)):
         x, w, b, cfg = conv_case(rng, dims, True, name == "taichi")
         opts = ConvTransposeOptions(cfg["stride"], cfg["padding"], cfg["output_padding"], cfg["dilation"],
@@ -147,8 +147,8 @@ def pool_case(rng, dims: int, max_pool: bool, tiny: bool):
 def test_max_pool_matches_torch(mb, dims, indices):
     name, B = mb
     rng = np.random.default_rng(30 + dims + 2 * indices)
-    ours_fn = {(1, False): M.max_pool1d, (2, False): M.max_pool2d,
-               (1, True): M.max_pool1d_with_indices, (2, True): M.max_pool2d_with_indices}[dims, indices]
+    ours_fn = {(1, False): F.max_pool1d, (2, False): F.max_pool2d,
+               (1, True): F.max_pool1d_with_indices, (2, True): F.max_pool2d_with_indices}[dims, indices]
     torch_fn = Fn.max_pool1d if dims == 1 else Fn.max_pool2d
     for case in range(n_cases(name) + 2):
         x, k, s, p, d, ceil = pool_case(rng, dims, True, name == "taichi")
@@ -161,14 +161,14 @@ def test_max_pool_overlapping_windows_share_a_max(mb):
     _, B = mb
     x = np.zeros((1, 1, 4, 4))
     x[0, 0, 1, 1] = 5.0
-    check_torch(B, lambda x: M.max_pool2d(x, 3, 1, 1), lambda x: Fn.max_pool2d(x, 3, 1, 1), x)
+    check_torch(B, lambda x: F.max_pool2d(x, 3, 1, 1), lambda x: Fn.max_pool2d(x, 3, 1, 1), x)
 
 
 @pytest.mark.parametrize("dims", [1, 2])
 def test_avg_pool_matches_torch(mb, dims):
     name, B = mb
     rng = np.random.default_rng(40 + dims)
-    ours_fn, torch_fn = (M.avg_pool1d, Fn.avg_pool1d) if dims == 1 else (M.avg_pool2d, Fn.avg_pool2d)
+    ours_fn, torch_fn = (F.avg_pool1d, Fn.avg_pool1d) if dims == 1 else (F.avg_pool2d, Fn.avg_pool2d)
     for case in range(n_cases(name) + 2):
         x, k, s, p, _, _ = pool_case(rng, dims, False, name == "taichi")
         cip = case % 2 == 0
@@ -180,8 +180,8 @@ def test_avg_pool_matches_torch(mb, dims):
 def test_adaptive_avg_pool_matches_torch(mb, dims):
     name, B = mb
     rng = np.random.default_rng(50 + dims)
-    ours_fn, torch_fn = (M.adaptive_avg_pool1d, Fn.adaptive_avg_pool1d) if dims == 1 else \
-        (M.adaptive_avg_pool2d, Fn.adaptive_avg_pool2d)
+    ours_fn, torch_fn = (F.adaptive_avg_pool1d, Fn.adaptive_avg_pool1d) if dims == 1 else \
+        (F.adaptive_avg_pool2d, Fn.adaptive_avg_pool2d)
     for case in range(n_cases(name)):
         x = rng.standard_normal((2, 2, *rng.integers(1, 8, dims)))
         out = tuple(int(v) for v in rng.integers(1, 6, dims))  # also larger than the input
@@ -193,7 +193,7 @@ def test_embedding_matches_torch(mb):
     rng = np.random.default_rng(6)
     ids = np.array([[0, 3, 3], [4, 1, 3]])
     index = Tensor[B, 2, Int].from_data(ids)
-    check_torch(B, lambda w: M.embedding(w, index), lambda w: Fn.embedding(torch.tensor(ids), w),
+    check_torch(B, lambda w: F.embedding(w, index), lambda w: Fn.embedding(torch.tensor(ids), w),
                 rng.standard_normal((5, 4)))
 
 
@@ -203,8 +203,8 @@ def test_untracked_inputs_build_no_graph(mb):
     rng = np.random.default_rng(7)
     x = Tensor[B, 4].from_data(rng.standard_normal((1, 2, 5, 5)))
     w = Tensor[B, 4].from_data(rng.standard_normal((2, 2, 3, 3)))
-    y = M.conv2d(x, w, None, ConvOptions(1, 1))
-    out, idx = M.max_pool2d_with_indices(y, 2)
+    y = F.conv2d(x, w, None, ConvOptions(1, 1))
+    out, idx = F.max_pool2d_with_indices(y, 2)
     assert out.into_primitive().node is None and y.into_primitive().node is None
     ref = Fn.max_pool2d(Fn.conv2d(torch.tensor(x.to_numpy()), torch.tensor(w.to_numpy()), padding=1), 2)
     np.testing.assert_allclose(out.to_numpy(), ref.numpy(), **TOL)
@@ -214,9 +214,9 @@ def test_plain_backends_forward(backend):
     """The plain backends (no autodiff) run the same forward."""
     rng = np.random.default_rng(8)
     x, w = rng.standard_normal((2, 2, 6, 5)), rng.standard_normal((4, 1, 2, 3))
-    y = M.conv2d(Tensor[backend, 4].from_data(x), Tensor[backend, 4].from_data(w), None,
+    y = F.conv2d(Tensor[backend, 4].from_data(x), Tensor[backend, 4].from_data(w), None,
                  ConvOptions(1, (1, 0), 1, 2))
-    y = M.avg_pool2d(M.max_pool2d(y, 2, 1, ceil_mode=True), 2, 1, 1, False)
+    y = F.avg_pool2d(F.max_pool2d(y, 2, 1, ceil_mode=True), 2, 1, 1, False)
     ref = Fn.avg_pool2d(Fn.max_pool2d(Fn.conv2d(torch.tensor(x), torch.tensor(w), None, 1, (1, 0), 1, 2), 2, 1,
                                       ceil_mode=True), 2, 1, 1, count_include_pad=False)
     np.testing.assert_allclose(y.to_numpy(), ref.numpy(), **TOL)
@@ -225,12 +225,12 @@ def test_plain_backends_forward(backend):
 # -- gradients: finite differences and second derivatives ----------------------------------------
 
 FD_CASES = {
-    "conv2d": lambda x, w, b: M.conv2d(x, w, b, ConvOptions(2, 1, (1, 2), 2)),
-    "conv_transpose2d": lambda x, w, b: M.conv_transpose2d(x, w.reshape([4, 1, 2, 2]),
+    "conv2d": lambda x, w, b: F.conv2d(x, w, b, ConvOptions(2, 1, (1, 2), 2)),
+    "conv_transpose2d": lambda x, w, b: F.conv_transpose2d(x, w.reshape([4, 1, 2, 2]),
                                                            b, ConvTransposeOptions(2, 1, 1, 1, 2)),
-    "pools": lambda x, w, b: (M.max_pool2d(x, 2, 1, 1, 1, True).sum_dim(3).sum_dim(2)
-                              + M.avg_pool2d(x, 3, 2, 1, False).sum_dim(3).sum_dim(2)
-                              + M.adaptive_avg_pool2d(x, (2, 3)).sum_dim(3).sum_dim(2)),
+    "pools": lambda x, w, b: (F.max_pool2d(x, 2, 1, 1, 1, True).sum_dim(3).sum_dim(2)
+                              + F.avg_pool2d(x, 3, 2, 1, False).sum_dim(3).sum_dim(2)
+                              + F.adaptive_avg_pool2d(x, (2, 3)).sum_dim(3).sum_dim(2)),
 }
 
 
@@ -255,14 +255,14 @@ def test_double_backward_matches_torch(op):
     rng = np.random.default_rng(11)
     x, w = rng.standard_normal((2, 4, 5, 5)), rng.standard_normal((4, 2, 3, 2))
     fns = {
-        "conv2d": (lambda x, w: M.conv2d(x, w, None, ConvOptions(2, 1, 1, 2)),
+        "conv2d": (lambda x, w: F.conv2d(x, w, None, ConvOptions(2, 1, 1, 2)),
                    lambda x, w: Fn.conv2d(x, w, None, 2, 1, 1, 2)),
-        "conv_transpose2d": (lambda x, w: M.conv_transpose2d(x, w, None, ConvTransposeOptions(2, 1, 1, 1, 2)),
+        "conv_transpose2d": (lambda x, w: F.conv_transpose2d(x, w, None, ConvTransposeOptions(2, 1, 1, 1, 2)),
                              lambda x, w: Fn.conv_transpose2d(x, w, None, 2, 1, 1, 2)),
-        "max_pool2d": (lambda x, w: M.max_pool2d(x * x, 3, 2, 1), lambda x, w: Fn.max_pool2d(x * x, 3, 2, 1)),
-        "avg_pool2d": (lambda x, w: M.avg_pool2d(x * x, 3, 2, 1, False),
+        "max_pool2d": (lambda x, w: F.max_pool2d(x * x, 3, 2, 1), lambda x, w: Fn.max_pool2d(x * x, 3, 2, 1)),
+        "avg_pool2d": (lambda x, w: F.avg_pool2d(x * x, 3, 2, 1, False),
                        lambda x, w: Fn.avg_pool2d(x * x, 3, 2, 1, count_include_pad=False)),
-        "adaptive_avg_pool2d": (lambda x, w: M.adaptive_avg_pool2d(x * x, (3, 2)),
+        "adaptive_avg_pool2d": (lambda x, w: F.adaptive_avg_pool2d(x * x, (3, 2)),
                                 lambda x, w: Fn.adaptive_avg_pool2d(x * x, (3, 2))),
     }
     ours, theirs = fns[op]
@@ -292,25 +292,25 @@ def test_every_module_op_has_a_rule_and_a_default():
 
 
 ERRORS = [
-    (lambda B: M.conv2d(_t(B, 1, 3, 5, 5), _t(B, 4, 2, 3, 3)), "x .* has 3 channels, but weight .*expects 2"),
-    (lambda B: M.conv2d(_t(B, 1, 4, 5, 5), _t(B, 3, 2, 3, 3), None, ConvOptions(groups=2)),
+    (lambda B: F.conv2d(_t(B, 1, 3, 5, 5), _t(B, 4, 2, 3, 3)), "x .* has 3 channels, but weight .*expects 2"),
+    (lambda B: F.conv2d(_t(B, 1, 4, 5, 5), _t(B, 3, 2, 3, 3), None, ConvOptions(groups=2)),
      "3 output channels, not divisible by groups=2"),
-    (lambda B: M.conv2d(_t(B, 1, 2, 2, 2), _t(B, 4, 2, 3, 3)),
+    (lambda B: F.conv2d(_t(B, 1, 2, 2, 2), _t(B, 4, 2, 3, 3)),
      r"kernel \[3, 3\] is larger than the padded input \[2, 2\] \(x \[1, 2, 2, 2\], padding \[0, 0\]\)"),
-    (lambda B: M.conv2d(_t(B, 1, 2, 5, 5), _t(B, 4, 2, 3, 3), _t(B, 3)), r"bias \[3\] must have shape \[4\]"),
-    (lambda B: M.conv2d(_t(B, 2, 5, 5), _t(B, 4, 2, 3, 3)), "x must have rank 4 .batch, channels, height, width."),
-    (lambda B: M.conv2d(_t(B, 1, 2, 5, 5), _t(B, 4, 2, 3, 3), None, ConvOptions(stride=0)), "stride must be >= 1"),
-    (lambda B: M.conv2d(_t(B, 1, 2, 5, 5), _t(B, 4, 2, 3, 3), None, ConvOptions(stride=(1, 1, 1))),
+    (lambda B: F.conv2d(_t(B, 1, 2, 5, 5), _t(B, 4, 2, 3, 3), _t(B, 3)), r"bias \[3\] must have shape \[4\]"),
+    (lambda B: F.conv2d(_t(B, 2, 5, 5), _t(B, 4, 2, 3, 3)), "x must have rank 4 .batch, channels, height, width."),
+    (lambda B: F.conv2d(_t(B, 1, 2, 5, 5), _t(B, 4, 2, 3, 3), None, ConvOptions(stride=0)), "stride must be >= 1"),
+    (lambda B: F.conv2d(_t(B, 1, 2, 5, 5), _t(B, 4, 2, 3, 3), None, ConvOptions(stride=(1, 1, 1))),
      "stride: expected 2 value"),
-    (lambda B: M.conv_transpose2d(_t(B, 1, 2, 5, 5), _t(B, 3, 2, 3, 3)), "has 2 channels, but weight .* expects 3"),
-    (lambda B: M.conv_transpose2d(_t(B, 1, 2, 5, 5), _t(B, 2, 2, 3, 3), None, ConvTransposeOptions(padding_out=1)),
+    (lambda B: F.conv_transpose2d(_t(B, 1, 2, 5, 5), _t(B, 3, 2, 3, 3)), "has 2 channels, but weight .* expects 3"),
+    (lambda B: F.conv_transpose2d(_t(B, 1, 2, 5, 5), _t(B, 2, 2, 3, 3), None, ConvTransposeOptions(padding_out=1)),
      "padding_out .* must be smaller than the stride"),
-    (lambda B: M.max_pool2d(_t(B, 1, 1, 2, 2), 3), r"kernel \[3, 3\] is larger than the padded input"),
-    (lambda B: M.max_pool2d(_t(B, 1, 1, 6, 6), 2, 2, 2), "padding .* must be between 0 and half the kernel"),
-    (lambda B: M.avg_pool1d(_t(B, 1, 1, 6), 0), "must be >= 1"),
-    (lambda B: M.adaptive_avg_pool2d(_t(B, 1, 1, 6, 6), (0, 2)), "output_size .* must be >= 1"),
-    (lambda B: M.conv2d(_t(B, 1, 2, 5, 5).int(), _t(B, 4, 2, 3, 3)), "x must be a Float tensor, got Int"),
-    (lambda B: M.embedding(_t(B, 4, 3), _t(B, 2, 2)), "indices must be a Int tensor"),
+    (lambda B: F.max_pool2d(_t(B, 1, 1, 2, 2), 3), r"kernel \[3, 3\] is larger than the padded input"),
+    (lambda B: F.max_pool2d(_t(B, 1, 1, 6, 6), 2, 2, 2), "padding .* must be between 0 and half the kernel"),
+    (lambda B: F.avg_pool1d(_t(B, 1, 1, 6), 0), "must be >= 1"),
+    (lambda B: F.adaptive_avg_pool2d(_t(B, 1, 1, 6, 6), (0, 2)), "output_size .* must be >= 1"),
+    (lambda B: F.conv2d(_t(B, 1, 2, 5, 5).int(), _t(B, 4, 2, 3, 3)), "x must be a Float tensor, got Int"),
+    (lambda B: F.embedding(_t(B, 4, 3), _t(B, 2, 2)), "indices must be a Int tensor"),
 ]
 
 

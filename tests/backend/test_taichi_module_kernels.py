@@ -17,7 +17,7 @@ import pytest
 
 from burnbook import Tensor
 from burnbook.autodiff import Autodiff
-from burnbook.tensor import module as M
+from burnbook.tensor import module as F
 from burnbook.tensor.ops import ConvOptions, ConvTransposeOptions
 
 torch = pytest.importorskip("torch")
@@ -121,7 +121,7 @@ def test_conv2d_matches_torch(T, AD, dt, variant, columns, case):
     x, w, b = _data((n, cin, *size), (cout, cin // g, *k), (cout,), seed=case)
     opts = ConvOptions(s, p, d, g)
     with SETTINGS.override(conv=variant, columns=columns):
-        check_torch(AD, dtype, tol, lambda x, w, b: M.conv2d(x, w, b, opts),
+        check_torch(AD, dtype, tol, lambda x, w, b: F.conv2d(x, w, b, opts),
                     lambda x, w, b: Fn.conv2d(x, w, b, s, p, d, g), x, w, b, seed=case)
 
 
@@ -153,7 +153,7 @@ def test_conv_transpose2d_matches_torch(T, AD, dt, variant, columns, case):
     x, w, b = _data((n, cin, *size), (cin, cout // g, *k), (cout,), seed=10 + case)
     opts = ConvTransposeOptions(s, p, po, d, g)
     with SETTINGS.override(conv=variant, columns=columns):
-        check_torch(AD, dtype, tol, lambda x, w, b: M.conv_transpose2d(x, w, b, opts),
+        check_torch(AD, dtype, tol, lambda x, w, b: F.conv_transpose2d(x, w, b, opts),
                     lambda x, w, b: Fn.conv_transpose2d(x, w, b, s, p, po, g, d), x, w, b, seed=case)
 
 
@@ -299,10 +299,10 @@ def test_col2im_variant_choice():
 def test_conv1d_and_its_transpose_match_torch(AD):
     x, w, wt = _data((2, 4, 9), (6, 2, 3), (4, 3, 2), seed=3)
     tol = DTYPES["f32"][1]
-    check_torch(AD, np.float32, tol, lambda x, w: M.conv1d(x, w, None, ConvOptions(2, 1, 2, 2)),
+    check_torch(AD, np.float32, tol, lambda x, w: F.conv1d(x, w, None, ConvOptions(2, 1, 2, 2)),
                 lambda x, w: Fn.conv1d(x, w, None, 2, 1, 2, 2), x, w)
     check_torch(AD, np.float32, tol,
-                lambda x, w: M.conv_transpose1d(x, w, None, ConvTransposeOptions(2, 1, 1, 1, 1)),
+                lambda x, w: F.conv_transpose1d(x, w, None, ConvTransposeOptions(2, 1, 1, 1, 1)),
                 lambda x, w: Fn.conv_transpose1d(x, w, None, 2, 1, 1, 1, 1), x, wt)
 
 
@@ -323,16 +323,16 @@ def test_max_pool2d_with_indices_matches_torch(T, AD, dt, case):
     _f64_or_skip(T, dtype)
     shape, k, s, p, d, ceil = MAX_POOL[case]
     (x,) = _data(shape, seed=20 + case)
-    check_torch(AD, dtype, tol, lambda x: M.max_pool2d_with_indices(x, k, s, p, d, ceil),
+    check_torch(AD, dtype, tol, lambda x: F.max_pool2d_with_indices(x, k, s, p, d, ceil),
                 lambda x: Fn.max_pool2d(x, k, s, p, d, ceil_mode=ceil, return_indices=True), x, seed=case)
-    check_torch(AD, dtype, tol, lambda x: M.max_pool2d(x, k, s, p, d, ceil),
+    check_torch(AD, dtype, tol, lambda x: F.max_pool2d(x, k, s, p, d, ceil),
                 lambda x: Fn.max_pool2d(x, k, s, p, d, ceil_mode=ceil), x, seed=case)
 
 
 def test_max_pool_takes_nan_and_ties_like_torch(AD):
     """A NaN wins its window; of equal maxima the first wins (PyTorch's rule)."""
     x = np.array([[[[1.0, 1.0, 0.0], [np.nan, 2.0, 2.0], [0.0, 3.0, 3.0]]]])
-    out, idx = M.max_pool2d_with_indices(Tensor[AD, 4].from_data(x.astype(np.float32)), 2, 1)
+    out, idx = F.max_pool2d_with_indices(Tensor[AD, 4].from_data(x.astype(np.float32)), 2, 1)
     ref, ref_idx = Fn.max_pool2d(torch.tensor(x), 2, 1, return_indices=True)
     np.testing.assert_array_equal(idx.to_numpy(), ref_idx.numpy())
     np.testing.assert_array_equal(out.to_numpy(), ref.numpy())
@@ -355,7 +355,7 @@ def test_avg_pool2d_matches_torch(T, AD, dt, case):
     _f64_or_skip(T, dtype)
     shape, k, s, p, cip = AVG_POOL[case]
     (x,) = _data(shape, seed=30 + case)
-    check_torch(AD, dtype, tol, lambda x: M.avg_pool2d(x, k, s, p, cip),
+    check_torch(AD, dtype, tol, lambda x: F.avg_pool2d(x, k, s, p, cip),
                 lambda x: Fn.avg_pool2d(x, k, s, p, count_include_pad=cip), x, seed=case)
 
 
@@ -370,7 +370,7 @@ def test_adaptive_avg_pool2d_matches_torch(T, AD, dt, case):
     _f64_or_skip(T, dtype)
     shape, out = ADAPTIVE[case]
     (x,) = _data(shape, seed=40 + case)
-    check_torch(AD, dtype, tol, lambda x: M.adaptive_avg_pool2d(x, out),
+    check_torch(AD, dtype, tol, lambda x: F.adaptive_avg_pool2d(x, out),
                 lambda x: Fn.adaptive_avg_pool2d(x, out), x, seed=case)
 
 
@@ -441,8 +441,8 @@ def test_f16_runs_in_f16(T, AD):
     x, w = _data((2, 2, 6, 6), (3, 2, 3, 3), seed=8)
     xs = Tensor[AD, 4].from_data(x.astype(np.float32)).cast(np.float16).require_grad()
     ws = Tensor[AD, 4].from_data(w.astype(np.float32)).cast(np.float16).require_grad()
-    y = M.max_pool2d(M.conv2d(xs, ws, None, ConvOptions(1, 1)), 2)
-    y = M.adaptive_avg_pool2d(M.avg_pool2d(y, 2, 1, 1), (2, 2))
+    y = F.max_pool2d(F.conv2d(xs, ws, None, ConvOptions(1, 1)), 2)
+    y = F.adaptive_avg_pool2d(F.avg_pool2d(y, 2, 1, 1), (2, 2))
     grads = y.sum().backward()
     xt, wt = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
     ref = Fn.adaptive_avg_pool2d(Fn.avg_pool2d(Fn.max_pool2d(Fn.conv2d(xt, wt, None, 1, 1), 2), 2, 1, 1), (2, 2))

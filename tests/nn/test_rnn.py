@@ -292,7 +292,7 @@ def test_ndarray_fused_op_follows_new_weights(kind: str) -> None:
 
 
 def test_recurrent_ops_name_what_does_not_fit() -> None:
-    from burnbook.tensor import module as M
+    from burnbook.tensor import module as F
 
     lstm = nn.LstmConfig(3, 4).init(backend=NdArray)
     x = Tensor[NdArray, 3].zeros([2, 5, 3])
@@ -307,10 +307,10 @@ def test_recurrent_ops_name_what_does_not_fit() -> None:
     bx = [g.input_transform.bias.val() for g in gates]
     wh = [g.hidden_transform.weight.val() for g in gates]
     with pytest.raises(ValueError, match=r"input_weights\[2\] is \[3, 5\], expected \[3, 4\]"):
-        M.lstm(x, wx[:2] + [Tensor[NdArray, 2].zeros([3, 5])] + wx[3:], bx, wh, bx)
+        F.lstm(x, wx[:2] + [Tensor[NdArray, 2].zeros([3, 5])] + wx[3:], bx, wh, bx)
     with pytest.raises(ValueError, match=r"input_biases needs one entry per gate \(4\), got 3"):
-        M.lstm(x, wx, bx[:3], wh, bx)
+        F.lstm(x, wx, bx[:3], wh, bx)
     with pytest.raises(TypeError, match=r"hidden_weights\[1\] must be a Tensor"):
-        M.lstm(x, wx, bx, [wh[0], None, wh[2], wh[3]], bx)
+        F.lstm(x, wx, bx, [wh[0], None, wh[2], wh[3]], bx)
     with pytest.raises(TypeError, match="different backends"):
-        M.gru(Tensor[B, 3].zeros([2, 5, 3]), wx[:3], bx[:3], wh[:3], bx[:3])
+        F.gru(Tensor[B, 3].zeros([2, 5, 3]), wx[:3], bx[:3], wh[:3], bx[:3])
