@@ -11,23 +11,35 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from burnbook.tensor import Tensor
+from burnbook.tensor import module as F
+
 from .layout import align
 
 
 def layer_norm(x: Any, axis: int, epsilon: float, scale: Any = None, bias: Any = None) -> tuple:
     """ONNX `LayerNormalization` over dims `axis..`: returns (y, mean,
-    1/std), the mean and inverse deviation kept with size-1 dims."""
+    1/std), the mean and inverse deviation kept with size-1 dims.
+
+    `y` is `F.layer_norm`, the formula `nn.LayerNorm` and every backend's
+    `layer_norm` compute, `(x - mean) / sqrt(var + epsilon)`, over the
+    normalised dims folded into one last dim; `scale` and `bias` (which
+    may broadcast) are applied after it, as the layer applies its own."""
     rank = x.ndim
     axis = axis + rank if axis < 0 else axis
     dims = x.dims()
     folded = x.reshape(dims[:axis] + [-1]) if axis < rank else x
-    var, mean = folded.var_mean_bias(axis)
-    inv = (var + epsilon).sqrt().recip()
-    y = ((folded - mean) * inv).reshape(dims)
+    features = folded.dims()[-1]
+    vector = Tensor[x.backend, 1]
+    ones = vector.ones([features], x.device()).cast(x.dtype.np)
+    zeros = vector.zeros([features], x.device()).cast(x.dtype.np)
+    y = F.layer_norm(folded, ones, zeros, epsilon).reshape(dims)
     if scale is not None:
         y = y * align(scale, rank)
     if bias is not None:
         y = y + align(bias, rank)
+    var, mean = folded.var_mean_bias(axis)
+    inv = (var + epsilon).sqrt().recip()
     stat = dims[:axis] + [1] * (rank - axis)
     return y, mean.reshape(stat), inv.reshape(stat)
 
