@@ -1,235 +1,152 @@
 """`Fusion[B]`: the backend decorator that records element-wise ops and runs
 each chain as one generated kernel (Burn's burn-fusion).
 
-Every op of the protocol is one of three kinds here:
+The class body names every op of the protocol with what Fusion does with it
+(the declarations are in `recording.py`):
+
 - *recorded*: element-wise float ops (arithmetic, scalar ops, math,
-  comparisons, clamp, cast, mask_fill, mask_where, relu, sigmoid) make a lazy
-  `FusionTensor`, after the same shape and dtype checks B makes, so an
-  error names the op the user wrote;
+  comparisons, clamp, cast, mask_fill, mask_where; relu and sigmoid through
+  the protocol's defaults, written with them) make a lazy `FusionTensor`,
+  after the same shape and dtype checks B makes, so an error names the op
+  the user wrote;
 - *fused reductions*: sum, max, min, and their `_dim` forms and mean_dim run
   at once, in the kernel that computes their lazy input;
-- *passed through*: everything else (layout, indexing, matmul, module ops,
-  Int and Bool ops, reading data) executes the lazy inputs, then runs B's op.
+- *passed through*: everything else (creation, layout, indexing, matmul,
+  module ops, Int and Bool ops, reading data) executes the lazy inputs, then
+  runs B's op.
 """
 
 from __future__ import annotations
 
-import weakref
-from typing import Any, Callable
+from typing import Any
 
-import numpy as np
-
-from burnbook.kernels.elementwise import Map1, Map2, Map3
+from burnbook.kernels.elementwise import BinaryOp, UnaryOp
 from burnbook.kernels.reduce import Reduce
 
-from ..base import ALL_OPS, Backend
-from ..taichi.ops.launch import float_bounds
-from ..taichi.primitive import broadcast, same_device
-from ..taichi.runtime import BOOL as _BOOL, FLOATS as _FLOATS
+from ..decorator import Decorator
+from ..taichi.runtime import BOOL
 from . import executor
-from .stream import MAX_NODES, FusionTensor, lazy, ready
-
-_RAW = {f"{kind}_{op}" for kind in ("float", "int", "bool") for op in ("into_data", "shape", "device", "dtype")}
-_live: "weakref.WeakSet[FusionTensor]" = weakref.WeakSet()  # lazy tensors, for sync()
-
-
-def value(t: Any) -> Any:
-    """The inner primitive of `t`, executing its stream first if it is lazy;
-    lists and tuples of tensors element by element; anything else as is."""
-    if type(t) is FusionTensor:
-        if t.node is not None:
-            executor.run(t)
-        return t.value
-    if type(t) in (list, tuple):
-        return type(t)(value(x) for x in t)
-    return t
+from .recording import (
+    LIVE, cast, clamp, fused_reduction, mask_fill, mask_where, passed_through, read_out,
+    recorded_binary, recorded_scalar, recorded_unary, value,
+)
 
 
-def _wrap(out: Any, prim: type) -> Any:
-    if isinstance(out, prim):
-        return ready(out)
-    if type(out) in (list, tuple):
-        return type(out)(_wrap(x, prim) for x in out)
-    return out
+def _shape(p: Any) -> tuple:
+    return p.shape
 
 
-def _record(code, inputs: tuple, shape: tuple, dtype: np.dtype, scalars: tuple = ()) -> FusionTensor:
-    if sum(t.node.size for t in inputs if t.node is not None) >= MAX_NODES:
-        for t in inputs:
-            value(t)
-    out = lazy(code, inputs, shape, dtype, scalars)
-    _live.add(out)
-    return out
+def _dtype(p: Any) -> Any:
+    return p.dtype
 
 
-def _broadcast(name: str, ts: tuple) -> tuple:
-    """The shape the operands of `name` broadcast to; Taichi's own checks."""
-    same_device(name, ts)
-    return broadcast(name, ts)
+def _device(p: Any) -> Any:
+    return p.device
 
 
-def _cast(t: FusionTensor, dtype: np.dtype) -> FusionTensor:
-    return t if t.dtype == dtype else _record(Map1.COPY, (t,), t.shape, dtype)
-
-
-# -- method factories ------------------------------------------------------------
-def _binary(name: str, code: Map2, out: np.dtype | None = None) -> Callable:
-    def op(a, b):
-        shape = _broadcast(name, (a, b))
-        if a.dtype != b.dtype:
-            common = np.result_type(a.dtype, b.dtype)
-            a, b = _cast(a, common), _cast(b, common)
-        return _record(code, (a, b), shape, out or a.dtype)
-    return staticmethod(op)
-
-
-def _unary(code: Map1, out: np.dtype | None = None) -> Callable:
-    return staticmethod(lambda p: _record(code, (p,), p.shape, out or p.dtype))
-
-
-def _scalar(code: Map1, out: np.dtype | None = None) -> Callable:
-    return staticmethod(lambda p, s: _record(code, (p,), p.shape, out or p.dtype, (float(s),)))
-
-
-def _reduction(name: str, inner_fn: Callable, op: Reduce, all_: bool, mean: bool = False) -> Callable:
-    def reduce_all(p):
-        if p.node is not None:
-            out = executor.run_reduce(p, op, None)
-            if out is not None:
-                return ready(out)
-        return ready(inner_fn(value(p)))
-
-    def reduce_dim(p, dim):
-        if p.node is not None and 0 <= dim < len(p.shape):
-            out = executor.run_reduce(p, op, dim, mean)
-            if out is not None:
-                return ready(out)
-        return ready(inner_fn(value(p), dim))
-    return staticmethod(reduce_all if all_ else reduce_dim)
-
-
-def _passthrough(name: str, fn: Callable, prim: type) -> Callable:
-    if name in _RAW:  # they return host data, shapes, devices, dtypes
-        return staticmethod(lambda *args: fn(*value(args)))
-    return staticmethod(lambda *args, **kw: _wrap(fn(*value(args), **{k: value(v) for k, v in kw.items()}), prim))
-
-
-def _clamp(p, min=None, max=None):  # noqa: A002 - the protocol's names
-    if min is None and max is None:
-        return p
-    return _record(Map1.CLAMP, (p,), p.shape, p.dtype, float_bounds(min, max))
-
-
-def _mask_fill(p, mask, v):
-    shape = _broadcast("mask_fill", (p, mask))
-    return _record(Map2.FILL, (p, mask), shape, p.dtype, (float(v),))
-
-
-def _mask_where(p, mask, values):
-    shape = _broadcast("mask_where", (p, mask, values))
-    return _record(Map3.WHERE, (p, _cast(values, p.dtype), mask), shape, p.dtype)
-
-
-def _float_cast(p, dtype):
-    dtype = np.dtype(dtype)
-    if dtype not in _FLOATS:
-        raise TypeError(f"float_cast: {dtype} is not a float dtype (f16, f32, f64)")
-    return _cast(p, dtype)
-
-
-_ARITH = {"add": Map2.ADD, "sub": Map2.SUB, "mul": Map2.MUL, "div": Map2.DIV, "powf": Map2.POW}
-_COMPARE = {"equal": Map2.EQ, "greater": Map2.GT, "greater_equal": Map2.GE, "lower": Map2.LT,
-            "lower_equal": Map2.LE}
-_MATH = {"neg": Map1.NEG, "abs": Map1.ABS, "exp": Map1.EXP, "log": Map1.LOG, "log1p": Map1.LOG1P,
-         "erf": Map1.ERF, "sqrt": Map1.SQRT, "recip": Map1.RECIP, "cos": Map1.COS, "sin": Map1.SIN,
-         "tanh": Map1.TANH}
-_SCALARS = {"add_scalar": Map1.ADD_S, "sub_scalar": Map1.SUB_S, "mul_scalar": Map1.MUL_S,
-            "div_scalar": Map1.DIV_S, "powf_scalar": Map1.POW_S, "equal_elem": Map1.EQ_S,
-            "greater_elem": Map1.GT_S, "greater_equal_elem": Map1.GE_S, "lower_elem": Map1.LT_S,
-            "lower_equal_elem": Map1.LE_S}
-_REDUCE = {"sum": (Reduce.SUM, True, False), "max": (Reduce.MAX, True, False), "min": (Reduce.MIN, True, False),
-           "sum_dim": (Reduce.SUM, False, False), "mean_dim": (Reduce.SUM, False, True),
-           "max_dim": (Reduce.MAX, False, False), "min_dim": (Reduce.MIN, False, False)}
-
-
-def _recorded() -> dict:
-    ns: dict = {f"float_{k}": _binary(f"float_{k}", c) for k, c in _ARITH.items()}
-    ns.update({f"float_{k}": _binary(f"float_{k}", c, _BOOL) for k, c in _COMPARE.items()})
-    ns.update({f"float_{k}": _unary(c) for k, c in _MATH.items()})
-    ns.update({f"float_{k}": _scalar(c, _BOOL if k.endswith("_elem") else None) for k, c in _SCALARS.items()})
-    ns.update(float_clamp=staticmethod(_clamp), float_mask_fill=staticmethod(_mask_fill),
-              float_mask_where=staticmethod(_mask_where), float_cast=staticmethod(_float_cast),
-              float_shape=staticmethod(lambda p: p.shape), float_dtype=staticmethod(lambda p: p.dtype),
-              float_device=staticmethod(lambda p: p.device))
-    for kind in ("int", "bool"):
-        ns[f"{kind}_shape"], ns[f"{kind}_device"] = ns["float_shape"], ns["float_device"]
-    ns["int_dtype"] = ns["float_dtype"]
-    return ns
-
-
-def _build(inner: type) -> type:
-    from ..taichi import Taichi, TaichiTensor
-
-    if not (isinstance(inner, type) and issubclass(inner, Taichi)):
-        raise TypeError(f"Fusion[{inner!r}]: fused kernels are generated for the Taichi backend only")
-    ns = _recorded()
-    for name in ALL_OPS:
-        if name in ns or name in ("float_relu", "float_sigmoid"):  # Backend's defaults, recorded ops
-            continue
-        kind_op = name.split("_", 1)[-1]
-        if name.startswith("float_") and kind_op in _REDUCE:
-            op, all_, mean = _REDUCE[kind_op]
-            ns[name] = _reduction(name, getattr(inner, name), op, all_, mean)
-        else:
-            ns[name] = _passthrough(name, getattr(inner, name), TaichiTensor)
-    ns.update(_inner=inner, Device=inner.Device, is_autodiff=False)
-    return type(f"Fusion[{inner.__name__}]", (Fusion,), ns)
-
-
-class _FusionMeta(type):
-    def __repr__(cls) -> str:
-        inner = cls.__dict__.get("_inner")
-        return "Fusion" if inner is None else f"Fusion[{inner.__name__}]"
-
-    @property
-    def _rng(cls):
-        """The inner backend's host generator (random ops pass through)."""
-        return getattr(cls._inner, "_rng", None)
-
-    @_rng.setter
-    def _rng(cls, generator) -> None:
-        cls._inner._rng = generator
-
-
-class Fusion(Backend, metaclass=_FusionMeta):
+class Fusion(Decorator):
     """The decorator: `Fusion[Taichi]` records element-wise ops and compiles
     each chain into one kernel; `Autodiff[Fusion[Taichi]]` trains on it.
     Classes are cached, so `Fusion[B] is Fusion[B]`."""
 
-    _cache: dict = {}
-    _inner: type | None = None
-
-    def __class_getitem__(cls, inner: type) -> type:
-        if cls is not Fusion:
-            raise TypeError(f"{cls!r} is already parametrised")
-        built = Fusion._cache.get(inner)
-        if built is None:
-            if getattr(inner, "is_autodiff", False):
-                raise TypeError(f"Fusion[{inner!r}]: put Fusion inside Autodiff, as Autodiff[Fusion[B]]")
-            built = Fusion._cache[inner] = _build(inner)
-        return built
+    prefix = "fusion"
 
     @classmethod
-    def name(cls) -> str:
-        return f"fusion<{cls._inner.name()}>"
+    def _check_inner(cls, inner: Any) -> None:
+        from ..taichi import Taichi
+
+        if getattr(inner, "is_autodiff", False):
+            raise TypeError(f"Fusion[{inner!r}]: put Fusion inside Autodiff, as Autodiff[Fusion[B]]")
+        if not (isinstance(inner, type) and issubclass(inner, Taichi)):
+            raise TypeError(f"Fusion[{inner!r}]: fused kernels are generated for the Taichi backend only")
 
     @classmethod
-    def default_device(cls) -> Any:
-        return cls._inner.default_device()
+    def _namespace(cls, inner: type) -> dict:
+        return {"is_autodiff": False}
 
-    @classmethod
-    def seed(cls, seed: int) -> None:
-        cls._inner.seed(seed)
+    # -- recorded: arithmetic and comparisons ------------------------------------------------------
+    float_add = recorded_binary(BinaryOp.ADD)
+    float_sub = recorded_binary(BinaryOp.SUB)
+    float_mul = recorded_binary(BinaryOp.MUL)
+    float_div = recorded_binary(BinaryOp.DIV)
+    float_powf = recorded_binary(BinaryOp.POW)
+    float_equal = recorded_binary(BinaryOp.EQ, out=BOOL)
+    float_greater = recorded_binary(BinaryOp.GT, out=BOOL)
+    float_greater_equal = recorded_binary(BinaryOp.GE, out=BOOL)
+    float_lower = recorded_binary(BinaryOp.LT, out=BOOL)
+    float_lower_equal = recorded_binary(BinaryOp.LE, out=BOOL)
+
+    # -- recorded: math --------------------------------------------------------------------------
+    float_neg = recorded_unary(UnaryOp.NEG)
+    float_abs = recorded_unary(UnaryOp.ABS)
+    float_exp = recorded_unary(UnaryOp.EXP)
+    float_log = recorded_unary(UnaryOp.LOG)
+    float_log1p = recorded_unary(UnaryOp.LOG1P)
+    float_erf = recorded_unary(UnaryOp.ERF)
+    float_sqrt = recorded_unary(UnaryOp.SQRT)
+    float_recip = recorded_unary(UnaryOp.RECIP)
+    float_cos = recorded_unary(UnaryOp.COS)
+    float_sin = recorded_unary(UnaryOp.SIN)
+    float_tanh = recorded_unary(UnaryOp.TANH)
+
+    # -- recorded: with a scalar -------------------------------------------------------------------
+    float_add_scalar = recorded_scalar(UnaryOp.ADD_S)
+    float_sub_scalar = recorded_scalar(UnaryOp.SUB_S)
+    float_mul_scalar = recorded_scalar(UnaryOp.MUL_S)
+    float_div_scalar = recorded_scalar(UnaryOp.DIV_S)
+    float_powf_scalar = recorded_scalar(UnaryOp.POW_S)
+    float_equal_elem = recorded_scalar(UnaryOp.EQ_S, out=BOOL)
+    float_greater_elem = recorded_scalar(UnaryOp.GT_S, out=BOOL)
+    float_greater_equal_elem = recorded_scalar(UnaryOp.GE_S, out=BOOL)
+    float_lower_elem = recorded_scalar(UnaryOp.LT_S, out=BOOL)
+    float_lower_equal_elem = recorded_scalar(UnaryOp.LE_S, out=BOOL)
+
+    # -- recorded: the same function for every B ---------------------------------------------------
+    float_clamp = staticmethod(clamp)
+    float_mask_fill = staticmethod(mask_fill)
+    float_mask_where = staticmethod(mask_where)
+    float_cast = staticmethod(cast)
+    # what a lazy tensor knows without running
+    float_shape = int_shape = bool_shape = staticmethod(_shape)
+    float_dtype = int_dtype = staticmethod(_dtype)
+    float_device = int_device = bool_device = staticmethod(_device)
+
+    # -- fused reductions ----------------------------------------------------------------------------
+    float_sum = fused_reduction(Reduce.SUM)
+    float_max = fused_reduction(Reduce.MAX)
+    float_min = fused_reduction(Reduce.MIN)
+    float_sum_dim = fused_reduction(Reduce.SUM, dim=True)
+    float_mean_dim = fused_reduction(Reduce.SUM, dim=True, mean=True)
+    float_max_dim = fused_reduction(Reduce.MAX, dim=True)
+    float_min_dim = fused_reduction(Reduce.MIN, dim=True)
+
+    # -- passed through: the lazy inputs executed, then B's op -------------------------------------
+    float_into_data = int_into_data = bool_into_data = read_out
+    float_from_data = float_empty = float_full = float_random = float_to_device = passed_through
+    float_reshape = float_swap_dims = float_permute = float_expand = passed_through
+    float_slice = float_slice_assign = float_cat = passed_through
+    float_gather = float_scatter = float_select = float_select_assign = passed_through
+    float_argmax = float_argmin = float_matmul = float_into_int = passed_through
+    int_from_data = int_empty = int_full = int_to_device = passed_through
+    int_reshape = int_swap_dims = int_permute = int_expand = int_slice = int_slice_assign = passed_through
+    int_cat = int_gather = int_scatter = int_select = int_select_assign = passed_through
+    int_mask_where = int_mask_fill = passed_through
+    int_add = int_sub = int_mul = int_div = int_neg = int_abs = int_clamp = passed_through
+    int_add_scalar = int_sub_scalar = int_mul_scalar = int_div_scalar = passed_through
+    int_equal = int_greater = int_greater_equal = int_lower = int_lower_equal = passed_through
+    int_equal_elem = int_greater_elem = int_greater_equal_elem = passed_through
+    int_lower_elem = int_lower_equal_elem = passed_through
+    int_sum = int_sum_dim = int_max = int_min = int_max_dim = int_min_dim = passed_through
+    int_argmax = int_argmin = int_into_float = int_arange = passed_through
+    bool_from_data = bool_empty = bool_to_device = passed_through
+    bool_reshape = bool_swap_dims = bool_permute = bool_expand = bool_slice = passed_through
+    bool_slice_assign = bool_cat = bool_select = bool_mask_where = passed_through
+    bool_equal = bool_not = bool_and = bool_or = bool_into_int = bool_into_float = passed_through
+    conv1d = conv2d = conv_transpose1d = conv_transpose2d = conv2d_weight_backward = passed_through
+    avg_pool1d = avg_pool2d = avg_pool2d_backward = passed_through
+    adaptive_avg_pool1d = adaptive_avg_pool2d = adaptive_avg_pool2d_backward = passed_through
+    max_pool1d = max_pool1d_with_indices = max_pool2d = max_pool2d_with_indices = passed_through
+    max_pool2d_with_indices_backward = embedding = embedding_backward = passed_through
 
     @classmethod
     def sync(cls, device: Any = None) -> None:
@@ -240,14 +157,14 @@ class Fusion(Backend, metaclass=_FusionMeta):
         kernel also writes the intermediates something else still holds
         (executor._external), so an optimizer step's new parameter and its
         moments come out of one kernel, not one launch per recorded op."""
-        pending = [t for t in _live if t.node is not None]
+        pending = [t for t in LIVE if t.node is not None]
         read = {id(i) for t in pending for i in t.node.inputs}
         roots = sorted((t for t in pending if id(t) not in read), key=lambda t: t.node.id)
         del pending
         while roots:
             value(roots.pop(0))
         # Whatever a kernel left lazy (a miscounted reference) runs on its own.
-        for t in sorted((t for t in _live if t.node is not None), key=lambda t: t.node.id):
+        for t in sorted((t for t in LIVE if t.node is not None), key=lambda t: t.node.id):
             value(t)
         cls._inner.sync(device)
 
