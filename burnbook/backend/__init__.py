@@ -1,7 +1,19 @@
-"""Backends: the protocol (`base`), `NdArray` (NumPy), `Taichi`, and the
-decorators `Autodiff[B]` and `Fusion[B]`.
+"""Backends: the protocol, `NdArray` (NumPy), `Taichi`, and the decorators
+`Autodiff[B]` and `Fusion[B]`.
 
-`Taichi`, `Fusion` and `Autodiff` load on first use, so `import burnbook` stays light.
+- base.py        `Backend`, the op tables (`FLOAT_OPS`...), `share_layout_ops`
+- protocol/      every op written out as a stub with its signature (`FloatOps`...)
+- module_ops.py  `ModuleOps`: conv, pooling, embedding defaults from primitives;
+                 module_options.py their options and output sizes;
+                 module_layers.py whole-layer defaults (LSTM, GRU, layer norm...)
+- decorator.py   the base `Autodiff` and `Fusion` share (cache, repr, delegation)
+- ndarray/       `NdArray`, `Cpu`
+- taichi/        `Taichi`, `TaichiDevice` (launches `burnbook.kernels`)
+- fusion/        `Fusion`
+
+`Taichi`, `Fusion` and `Autodiff` (which lives in `burnbook.autodiff`, Burn's
+`burn-autodiff`; re-exported here for Burn's spelling) load on first use, so
+`import burnbook` stays light.
 """
 
 from .base import Backend
