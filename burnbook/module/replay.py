@@ -25,6 +25,9 @@ replayed only where the input's values cannot have changed what it did:
   field or a tensor's values were assigned anywhere (`Writes`) or a list it
   holds changed: a changed module is recorded again.
 
+The calls are recorded through NdArray's own hook (`tracing`, in
+`backend/ndarray/trace.py`), which reports each op the forward pass runs.
+
 The second call of a signature runs eagerly and by replay and keeps the
 replay only when both agree bit for bit. Eight recordings are kept per
 module, the oldest dropped; a recording costs several eager passes, so a
@@ -46,14 +49,13 @@ from typing import Any, Callable
 import numpy as np
 
 from ..backend.ndarray import NdArray
-from ..tensor.core import _SPECIALISED, TensorBase, Writes
+from ..backend.ndarray.trace import tracing
+from ..tensor.core import TensorBase, Writes
 from .base import Module
 from .param import Param
 
 __all__ = ["replay_call", "replay_state"]
 
-# NdArray attributes that are not ops on primitives.
-_NOT_OPS = frozenset({"Device", "InnerBackend", "default_device", "name", "missing_ops"})
 # Ops whose Python result depends only on a primitive's shape, dtype or device.
 _META = ("_shape", "_dtype", "_device")
 # Ops that change the backend's state: a forward pass calling them is not replayed.
@@ -78,11 +80,11 @@ class _Stop(Exception):
 
 
 class _Recorder:
-    """The backend calls of one eager forward pass, made on this thread."""
+    """The backend calls of one eager forward pass, made on this thread
+    (NdArray's `tracing` reports them to `note`)."""
 
     def __init__(self, inputs: list, constants: dict) -> None:
         self.thread = threading.get_ident()
-        self.depth = 0                      # >0 inside a recorded call: nested calls are its own
         self.slot_of: dict[int, int] = {}   # id(array) -> slot
         self.keep: list = []                # every array seen, so no id is reused while recording
         self.tainted: list[bool] = []       # per slot: depends on the input's values
@@ -150,66 +152,7 @@ class _Recorder:
         self.steps.append((fn, args_t, kwargs_t, slots, isinstance(result, tuple)))
 
 
-_active: _Recorder | None = None
-_lock = threading.Lock()
-
-
-def _recorded(name: str, fn: Callable) -> Callable:
-    def call(*args: Any, **kwargs: Any) -> Any:
-        rec = _active
-        if rec is None or rec.depth or rec.thread != threading.get_ident():
-            return fn(*args, **kwargs)
-        rec.depth += 1
-        try:
-            result = fn(*args, **kwargs)
-        finally:
-            rec.depth -= 1
-        rec.note(name, fn, args, kwargs, result)
-        return result
-
-    call._replay_inner = fn
-    call.__name__ = name
-    return call
-
-
-def _ops() -> list[str]:
-    return [n for n in dir(NdArray) if not n.startswith("_") and n not in _NOT_OPS
-            and callable(getattr(NdArray, n)) and not isinstance(getattr(NdArray, n), type)]
-
-
-class _Patched:
-    """NdArray's ops, and the per-kind op tables of its tensor classes,
-    wrapped by `_recorded` for the length of a `with` block."""
-
-    def __enter__(self) -> None:
-        self.saved = {n: NdArray.__dict__.get(n) for n in _ops()}
-        for n in self.saved:
-            setattr(NdArray, n, staticmethod(_recorded(n, getattr(NdArray, n))))
-        self._tables(wrap=True)
-
-    def __exit__(self, *exc: Any) -> None:
-        for n, v in self.saved.items():
-            if v is None:
-                delattr(NdArray, n)
-            else:
-                setattr(NdArray, n, v)
-        self._tables(wrap=False)   # tables made while recording copied the wrappers too
-
-    @staticmethod
-    def _tables(wrap: bool) -> None:
-        for (backend, _, kind), cls in list(_SPECIALISED.items()):
-            if backend is not NdArray:
-                continue
-            table = cls._ops
-            prefix = kind.prefix + "_"
-            for short, fn in list(vars(table).items()):
-                if short.startswith("_") or not callable(fn):
-                    continue
-                inner = getattr(fn, "_replay_inner", None)
-                if wrap and inner is None:
-                    setattr(table, short, _recorded(prefix + short, fn))
-                elif not wrap and inner is not None:
-                    setattr(table, short, inner)
+_active: _Recorder | None = None   # the recording in progress (one at a time: `tracing` waits)
 
 
 class _Source:
@@ -391,12 +334,11 @@ def _record(module: Any, args: tuple, constants: dict) -> tuple[Any, _Plan | str
     """Run `module.forward(*args)` eagerly while recording it."""
     global _active
     inputs = [a._p for a in args if isinstance(a, TensorBase)]
-    with _lock:
-        rec = _Recorder(inputs, constants)
+    rec = _Recorder(inputs, constants)
+    with tracing(rec.note):
         _active = rec
         try:
-            with _Patched():
-                result = module.forward(*args)
+            result = module.forward(*args)
         finally:
             _active = None
     if rec.failure is not None:

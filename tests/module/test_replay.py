@@ -201,7 +201,7 @@ def test_recording_leaves_the_backend_as_it_was():
     assert {name: NdArray.__dict__.get(name) for name in dir(NdArray)} == ops
     for (backend, _, _), cls in _SPECIALISED.items():
         if backend is NdArray:
-            assert not any(hasattr(fn, "_replay_inner") for fn in vars(cls).values())
+            assert not any(hasattr(fn, "_traced_op") for fn in vars(cls).values())
 
 
 class Failing(Module):
@@ -220,7 +220,7 @@ def test_a_forward_pass_that_raises_while_recording_leaves_nothing_behind():
     net = Failing(linear=LinearConfig(3, 4).init(backend=NdArray))
     with pytest.raises(RuntimeError, match="three rows"):
         net(_x(0, rows=3))
-    assert not any(hasattr(NdArray.__dict__.get(n), "_replay_inner") for n in dir(NdArray))
+    assert not any(hasattr(NdArray.__dict__.get(n), "_traced_op") for n in dir(NdArray))
     for i in range(3):
         _same(net(_x(i)), net.forward(_x(i)))
 
