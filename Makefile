@@ -101,7 +101,7 @@ test-vulkan: install-test vulkan-deps
 	BURNBOOK_TAICHI_ARCH=vulkan $(PY) -m pytest -p no:cacheprovider -n 2 --dist loadfile $(GPU_FAMILIES)
 
 # The conformance suite on the Taichi backend once more with every launch and
-# allocation through Taichi's public API (compat.py's fallback for a Taichi upgrade);
+# allocation through Taichi's public API (launcher.py's fallback for a Taichi upgrade);
 # Autodiff[Taichi] adds no launch path of its own, so it is left out here.
 test-public: install-test
 	BURNBOOK_TAICHI_LAUNCH=public $(PY) -m pytest -p no:cacheprovider -n 2 --dist loadfile -k "taichi and not fusion and not autodiff" tests/backend

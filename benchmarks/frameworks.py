@@ -268,9 +268,9 @@ def discover(keys: tuple | None = None, threads: int | None = None) -> list:
 def taichi_note(fw: Framework) -> str:
     parts = [f"device {fw.device!r}"]
     try:
-        from burnbook.backend.taichi import compat
+        from burnbook.backend.taichi import launcher
 
-        parts.extend(f"{k} {v}" for k, v in compat.config().items())
+        parts.extend(f"{k} {v}" for k, v in launcher.config().items())
     except Exception:  # noqa: BLE001 - the note is best effort; the runtime may not have started
         pass
     return ", ".join(parts)

@@ -1,22 +1,33 @@
 """burnbook.kernels: the Taichi device code behind the `Taichi` backend.
 
-Only `burnbook.backend.taichi` imports this package. Defining kernels needs no
-Taichi runtime. Kernels launch through the backend's compat module (`Launcher`,
-`buffer`) and read its tuning knobs (`settings.SETTINGS`), which the runtime
-sets for its arch when it starts; op codes are enums (`elementwise.Map1`...).
-Kernel modules must not use `from __future__ import annotations`: Taichi reads
-parameter annotations (`ti.types.ndarray()`, `ti.template()`) as objects.
-Every buffer is a flat 1-D ndarray and every layout a runtime meta buffer, so
-kernels compile once per op and dtype combination, never per shape or rank.
+The bottom layer: it imports nothing from `burnbook.backend`. Defining kernels
+needs no Taichi runtime. What kernels need from the backend that launches
+them comes through context.py: when the backend's runtime starts it installs
+its fast launcher, its pooled allocator and its settings object (tuning
+knobs, and the arch facts that kernels read in `ti.static`); until then
+kernels launch through Taichi's own call. Op codes are enums
+(`elementwise.UnaryOp`...). Kernel modules must not use `from __future__
+import annotations`: Taichi reads parameter annotations
+(`ti.types.ndarray()`, `ti.template()`) as objects. Every buffer is a flat
+1-D ndarray and every layout a runtime meta buffer, so kernels compile once
+per op and dtype combination, never per shape or rank.
 
+- context.py     what the backend hands in (`install`), and `Kernel`, a kernel and its launch
 - layout.py      strided layouts packed into cached int32 meta buffers
 - data.py        host transfers, fill, arange
-- elementwise.py map1/map2/map3: every element-wise op, cast and copy
+- elementwise.py map1/map2/map3: every element-wise op (UnaryOp, BinaryOp,
+                 TernaryOp codes), cast and copy
 - reduce.py      sum/mean/max/min/argmax/argmin along a dim
 - index.py       gather/select and scatter-add/select_assign
-- matmul.py      batched matmul (NumPy BLAS selected on the CPU arch)
-- mathfn.py      erf, log1p, and the SPIR-V math routines (f64 exp/log/pow/sin/cos/tanh,
-                 f32 log/tanh/pow), as @ti.func
+- matmul.py      batched matmul (the backend uses NumPy's BLAS on the CPU arch instead)
+- window.py      the window meta buffer and per-task prologue of conv.py and pool.py
+- conv.py        im2col, col2im and direct convolution
+- pool.py        max, average and adaptive average pooling, and backward passes
+- mathfn.py      erf, log1p, a vectorisable f32 exp, and the dispatchers of
+                 exp/log/sin/cos/tanh/pow (native, or spirv_math.py's), as @ti.func
+- spirv_math.py  the SPIR-V math routines (f64 exp/log/sin/cos, f32 log, pow)
+- custom.py      copies between flat buffers and the n-d ndarrays of user kernels
+- examples/      user kernels for `burnbook.autodiff.taichi_op` (the Custom Taichi Kernel chapter)
 
 Rules every kernel keeps, so that it compiles on each arch Taichi names
 (CPU and CUDA through LLVM; Vulkan and Metal through SPIR-V, which has no
@@ -38,9 +49,9 @@ Rules every kernel keeps, so that it compiles on each arch Taichi names
    archs f64 kernels compute them from f64 arithmetic (mathfn.py's `exp_`,
    `log_`... dispatchers, chosen statically), and so do f32 log and tanh
    (SPIR-V's lose relative accuracy near 1 and 0) and pow's special values
-   (SPIR-V's pow is undefined for x <= 0). On a device without f64 at all
+   (SPIR-V's pow is undefined for x <= 0; spirv_math.py). On a device without f64 at all
    (Metal, a Vulkan device without shaderFloat64) an f64 tensor is an error
-   naming the device (the backend's `_alloc`, probed with `data.f64_works`).
+   naming the device (the backend's `primitive.alloc`, probed with `data.f64_works`).
 
 tests/backend/test_vulkan_kernels.py compiles and runs every kernel family
 on Vulkan wherever a Vulkan device exists (Mesa's lavapipe on CI).
@@ -69,6 +80,6 @@ def _import_taichi_quietly() -> None:
 
 _import_taichi_quietly()
 
-from . import data, elementwise, index, layout, matmul, reduce  # noqa: E402
+from . import context, data, elementwise, index, layout, matmul, reduce  # noqa: E402
 
-__all__ = ["data", "elementwise", "index", "layout", "matmul", "reduce"]
+__all__ = ["context", "data", "elementwise", "index", "layout", "matmul", "reduce"]

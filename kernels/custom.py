@@ -1,12 +1,12 @@
 """Device copies between burnbook's flat buffers and the shaped `ti.ndarray`s
 that user kernels take (`burnbook.autodiff.taichi_op`).
 
-A backend buffer is flat and 1-D (burnbook.backend.taichi.compat.buffer); a user kernel wants to
+A backend buffer is flat and 1-D (burnbook.backend.taichi.launcher.buffer); a user kernel wants to
 index `x[b, i, j]`. These two kernels move a contiguous run of a flat buffer
 into an n-d ndarray and back, in row-major order, on whatever arch the runtime
 runs (no host round trip on a GPU). They compile once per dtype and rank.
-Called through Taichi's own kernel call, not `Launcher`: Launcher's cache key
-assumes 1-D arrays, and these take n-d ones.
+Called through Taichi's own kernel call, not the backend's launcher (its cache
+key assumes 1-D arrays, and these take n-d ones).
 """
 
 import taichi as ti

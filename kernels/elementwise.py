@@ -1,7 +1,8 @@
 """Element-wise kernels over strided views: one kernel per arity, the op a template argument.
 
 `map1` (unary, scalar, cast/copy), `map2` (binary, comparisons, mask_fill) and
-`map3` (mask_where) walk a layout described by a meta buffer (layout.py), so
+`map3` (mask_where), whose op codes are the enums `UnaryOp`, `BinaryOp` and
+`TernaryOp` (element-wise ops by how many tensors they read), walk a layout described by a meta buffer (layout.py), so
 one compiled instance serves every rank, shape, stride and broadcast;
 instances differ by op and dtypes. The op is chosen with `ti.static`, so one
 op's code never compiles into another's kernel: an f32 `neg` holds no erf,
@@ -19,15 +20,15 @@ from typing import Sequence
 import numpy as np
 import taichi as ti
 
-from burnbook.backend.taichi.compat import Launcher, is_real
-from burnbook.backend.taichi.settings import serial
+from taichi.types import is_real
+
+from .context import Kernel, serial
 from .layout import BLK, INNER, NBLK, inner_strides, map_meta, row_offsets, loop_shift
 from .mathfn import cos_, erf64, erf_fit, exp_, log1p, log_, pow_, sin_, tanh_
 
 
-
-class Map1(IntEnum):
-    """Ops of one tensor x and scalars s1, s2 (`map1`); each compiles into a kernel of its own."""
+class UnaryOp(IntEnum):
+    """Op codes of one tensor x and scalars s1, s2 (`map1`); each compiles into a kernel of its own."""
 
     COPY = 0  # also a cast, when the output dtype differs
     ADD_S = 1
@@ -55,8 +56,8 @@ class Map1(IntEnum):
     NOT = 23
 
 
-class Map2(IntEnum):
-    """Ops of two broadcast tensors x, y and a scalar s1 (`map2`)."""
+class BinaryOp(IntEnum):
+    """Op codes of two broadcast tensors x, y and a scalar s1 (`map2`)."""
 
     ADD = 0
     SUB = 1
@@ -73,12 +74,10 @@ class Map2(IntEnum):
     FILL = 12  # s1 where y, else x (mask_fill)
 
 
-class Map3(IntEnum):
-    """The op of three broadcast tensors x, y and a mask (`map3`)."""
+class TernaryOp(IntEnum):
+    """The op code of three broadcast tensors x, y and a mask (`map3`)."""
 
     WHERE = 0  # y where the mask, else x (mask_where)
-
-FLOAT_TYPES = (ti.f16, ti.f32, ti.f64)
 
 
 @ti.func
@@ -97,35 +96,35 @@ def _float_math(op: ti.template(), x, c1, ct: ti.template()):
     v = ti.cast(x, ct)
     k = ti.cast(c1, ct)
     r = v
-    if ti.static(op == Map1.DIV_S):
+    if ti.static(op == UnaryOp.DIV_S):
         r = v / k
-    elif ti.static(op == Map1.POW_S):  # NumPy's fast paths: x**2 is x*x, x**0.5 is sqrt(x)
+    elif ti.static(op == UnaryOp.POW_S):  # NumPy's fast paths: x**2 is x*x, x**0.5 is sqrt(x)
         if k == 2:
             r = v * v
         elif k == 0.5:
             r = ti.sqrt(v)
         else:
             r = pow_(v, k, ct)
-    elif ti.static(op == Map1.EXP):
+    elif ti.static(op == UnaryOp.EXP):
         r = exp_(v, ct)
-    elif ti.static(op == Map1.LOG):
+    elif ti.static(op == UnaryOp.LOG):
         r = log_(v, ct)
-    elif ti.static(op == Map1.LOG1P):
+    elif ti.static(op == UnaryOp.LOG1P):
         r = log1p(v, ct)
-    elif ti.static(op == Map1.ERF):
+    elif ti.static(op == UnaryOp.ERF):
         if ti.static(ct == ti.f64):
             r = erf64(v)
         else:
             r = erf_fit(v, ct)
-    elif ti.static(op == Map1.SQRT):
+    elif ti.static(op == UnaryOp.SQRT):
         r = ti.sqrt(v)
-    elif ti.static(op == Map1.RECIP):
+    elif ti.static(op == UnaryOp.RECIP):
         r = ti.cast(1, ct) / v
-    elif ti.static(op == Map1.COS):
+    elif ti.static(op == UnaryOp.COS):
         r = cos_(v, ct)
-    elif ti.static(op == Map1.SIN):
+    elif ti.static(op == UnaryOp.SIN):
         r = sin_(v, ct)
-    elif ti.static(op == Map1.TANH):
+    elif ti.static(op == UnaryOp.TANH):
         r = tanh_(v, ct)
     return r
 
@@ -135,7 +134,7 @@ def _div_pow(op: ti.template(), x, y, ct: ti.template()):
     u = ti.cast(x, ct)
     v = ti.cast(y, ct)
     r = u
-    if ti.static(op == Map2.POW):
+    if ti.static(op == BinaryOp.POW):
         r = pow_(u, v, ct)
     else:
         r = u / v
@@ -147,32 +146,32 @@ def unary(op: ti.template(), x, s1, s2, dt: ti.template(), odt: ti.template()):
     c1 = ti.cast(s1, dt)  # a scalar takes the tensor's dtype first, as in NumPy
     c2 = ti.cast(s2, dt)
     r = ti.cast(0, odt)
-    if ti.static(op == Map1.COPY):
+    if ti.static(op == UnaryOp.COPY):
         r = ti.cast(x, odt)
-    elif ti.static(op == Map1.EQ_S):
+    elif ti.static(op == UnaryOp.EQ_S):
         r = ti.cast(x == c1, odt)
-    elif ti.static(op == Map1.GT_S):
+    elif ti.static(op == UnaryOp.GT_S):
         r = ti.cast(x > c1, odt)
-    elif ti.static(op == Map1.GE_S):
+    elif ti.static(op == UnaryOp.GE_S):
         r = ti.cast(x >= c1, odt)
-    elif ti.static(op == Map1.LT_S):
+    elif ti.static(op == UnaryOp.LT_S):
         r = ti.cast(x < c1, odt)
-    elif ti.static(op == Map1.LE_S):
+    elif ti.static(op == UnaryOp.LE_S):
         r = ti.cast(x <= c1, odt)
-    elif ti.static(op == Map1.NOT):
+    elif ti.static(op == UnaryOp.NOT):
         r = ti.cast(x == ti.cast(0, dt), odt)
     elif ti.static(dt != ti.u8):
-        if ti.static(op == Map1.ADD_S):
+        if ti.static(op == UnaryOp.ADD_S):
             r = ti.cast(x + c1, odt)
-        elif ti.static(op == Map1.SUB_S):
+        elif ti.static(op == UnaryOp.SUB_S):
             r = ti.cast(x - c1, odt)
-        elif ti.static(op == Map1.MUL_S):
+        elif ti.static(op == UnaryOp.MUL_S):
             r = ti.cast(x * c1, odt)
-        elif ti.static(op == Map1.NEG):
+        elif ti.static(op == UnaryOp.NEG):
             r = ti.cast(-x, odt)
-        elif ti.static(op == Map1.ABS):
+        elif ti.static(op == UnaryOp.ABS):
             r = ti.cast(ti.abs(x), odt)
-        elif ti.static(op == Map1.CLAMP):
+        elif ti.static(op == UnaryOp.CLAMP):
             # Selects, not branches: a data-dependent branch mispredicts on
             # about half of random data (5x slower on the CPU). NaN fails
             # both tests and passes through, as with np.maximum/minimum.
@@ -180,7 +179,7 @@ def unary(op: ti.template(), x, s1, s2, dt: ti.template(), odt: ti.template()):
             r = ti.cast(ti.select(v > c2, c2, v), odt)
         elif ti.static(is_real(dt)):
             r = ti.cast(_float_math(op, x, c1, ti.f32 if dt == ti.f16 else dt), odt)
-        elif ti.static(op == Map1.DIV_S):
+        elif ti.static(op == UnaryOp.DIV_S):
             r = ti.cast(_int_div(x, c1), odt)
     return r
 
@@ -188,32 +187,32 @@ def unary(op: ti.template(), x, s1, s2, dt: ti.template(), odt: ti.template()):
 @ti.func
 def binary(op: ti.template(), x, y, s1, dt: ti.template(), odt: ti.template()):
     r = ti.cast(0, odt)
-    if ti.static(op == Map2.EQ):
+    if ti.static(op == BinaryOp.EQ):
         r = ti.cast(x == y, odt)
-    elif ti.static(op == Map2.GT):
+    elif ti.static(op == BinaryOp.GT):
         r = ti.cast(x > y, odt)
-    elif ti.static(op == Map2.GE):
+    elif ti.static(op == BinaryOp.GE):
         r = ti.cast(x >= y, odt)
-    elif ti.static(op == Map2.LT):
+    elif ti.static(op == BinaryOp.LT):
         r = ti.cast(x < y, odt)
-    elif ti.static(op == Map2.LE):
+    elif ti.static(op == BinaryOp.LE):
         r = ti.cast(x <= y, odt)
-    elif ti.static(op == Map2.AND):
+    elif ti.static(op == BinaryOp.AND):
         r = ti.cast((x != 0) & (y != 0), odt)
-    elif ti.static(op == Map2.OR):
+    elif ti.static(op == BinaryOp.OR):
         r = ti.cast((x != 0) | (y != 0), odt)
-    elif ti.static(op == Map2.FILL):
+    elif ti.static(op == BinaryOp.FILL):
         r = ti.select(y != 0, ti.cast(s1, odt), ti.cast(x, odt))  # a select: see CLAMP
     elif ti.static(dt != ti.u8):
-        if ti.static(op == Map2.ADD):
+        if ti.static(op == BinaryOp.ADD):
             r = ti.cast(x + y, odt)
-        elif ti.static(op == Map2.SUB):
+        elif ti.static(op == BinaryOp.SUB):
             r = ti.cast(x - y, odt)
-        elif ti.static(op == Map2.MUL):
+        elif ti.static(op == BinaryOp.MUL):
             r = ti.cast(x * y, odt)
         elif ti.static(is_real(dt)):
             r = ti.cast(_div_pow(op, x, y, ti.f32 if dt == ti.f16 else dt), odt)
-        elif ti.static(op == Map2.DIV):
+        elif ti.static(op == BinaryOp.DIV):
             r = ti.cast(_int_div(x, y), odt)
     return r
 
@@ -226,17 +225,17 @@ def _dense1(op: ti.template(), out: ti.template(), a: ti.template(), oo, oa, j0,
     """COPY/cast, ADD_S, SUB_S, MUL_S over out[oo+j] = f(a[oa+j]); False for other ops."""
     done = True
     c = ti.cast(s1, dt)
-    if ti.static(op == Map1.COPY):
+    if ti.static(op == UnaryOp.COPY):
         for j in range(j0, j1):
             out[oo + j] = ti.cast(a[oa + j], odt)
     elif ti.static(dt == odt and dt != ti.u8):
-        if ti.static(op == Map1.ADD_S):
+        if ti.static(op == UnaryOp.ADD_S):
             for j in range(j0, j1):
                 out[oo + j] = a[oa + j] + c
-        elif ti.static(op == Map1.SUB_S):
+        elif ti.static(op == UnaryOp.SUB_S):
             for j in range(j0, j1):
                 out[oo + j] = a[oa + j] - c
-        elif ti.static(op == Map1.MUL_S):
+        elif ti.static(op == UnaryOp.MUL_S):
             for j in range(j0, j1):
                 out[oo + j] = a[oa + j] * c
         else:
@@ -253,17 +252,17 @@ def _dense2(op: ti.template(), out: ti.template(), a: ti.template(), b: ti.templ
     done = True
     if ti.static(dt == ti.u8 or odt != dt):  # bools, comparisons and mask_fill take the general loop
         done = False
-    elif ti.static(op == Map2.ADD):
+    elif ti.static(op == BinaryOp.ADD):
         for j in range(j0, j1):
             out[oo + j] = a[oa + j] + b[ob + j]
-    elif ti.static(op == Map2.SUB):
+    elif ti.static(op == BinaryOp.SUB):
         for j in range(j0, j1):
             out[oo + j] = a[oa + j] - b[ob + j]
-    elif ti.static(op == Map2.MUL):
+    elif ti.static(op == BinaryOp.MUL):
         for j in range(j0, j1):
             out[oo + j] = a[oa + j] * b[ob + j]
     elif ti.static(is_real(dt)):  # (a static condition must stand alone to prune the branch)
-        if ti.static(op == Map2.DIV):
+        if ti.static(op == BinaryOp.DIV):
             for j in range(j0, j1):
                 out[oo + j] = a[oa + j] / b[ob + j]
         else:
@@ -348,9 +347,9 @@ def _map3(out: ti.types.ndarray(), a: ti.types.ndarray(), b: ti.types.ndarray(),
 # One kernel per scalar-argument type: scalars reach the kernel in the
 # tensor's dtype (f16 tensors: an f32 argument holding an f16 value), so an
 # f32 kernel never sees an f64 value (see the rules in kernels/__init__.py).
-_map1 = {S: Launcher(_make_map1(S)) for S in (ti.f32, ti.f64, ti.i64)}
-_map2 = {S: Launcher(_make_map2(S)) for S in (ti.f32, ti.f64, ti.i64)}
-map3 = Launcher(_map3)
+_map1 = {S: Kernel(_make_map1(S)) for S in (ti.f32, ti.f64, ti.i64)}
+_map2 = {S: Kernel(_make_map2(S)) for S in (ti.f32, ti.f64, ti.i64)}
+map3 = Kernel(_map3)
 
 View = tuple  # (Buffer, strides, offset), strides aligned to the walked shape
 
@@ -363,7 +362,7 @@ def _f16_scalar(s):
     return float(np.float16(s))
 
 
-def run(op: "Map1 | Map2 | Map3", shape: tuple, out: View, ins: Sequence[View], s1=0, s2=0) -> None:
+def run(op: "UnaryOp | BinaryOp | TernaryOp", shape: tuple, out: View, ins: Sequence[View], s1=0, s2=0) -> None:
     """Walk `shape`, writing op(ins...) into `out` (all views aligned to `shape`).
 
     Scalars must be Python floats for float inputs and ints otherwise. `op`
@@ -377,12 +376,12 @@ def run(op: "Map1 | Map2 | Map3", shape: tuple, out: View, ins: Sequence[View], 
     ser = serial(prod(shape))
     if len(ins) == 1:
         meta, ntask = map_meta(op, shape, ((out[1], out[2]), (a[1], a[2])))
-        _map1[S](out[0], a[0], meta, ntask, loop_shift(ntask, ser), s1, s2, op, dt, out[0].dtype, ser)
+        _map1[S].launch(out[0], a[0], meta, ntask, loop_shift(ntask, ser), s1, s2, op, dt, out[0].dtype, ser)
     elif len(ins) == 2:
         b = ins[1]
         meta, ntask = map_meta(op, shape, ((out[1], out[2]), (a[1], a[2]), (b[1], b[2])))
-        _map2[S](out[0], a[0], b[0], meta, ntask, loop_shift(ntask, ser), s1, op, dt, out[0].dtype, ser)
+        _map2[S].launch(out[0], a[0], b[0], meta, ntask, loop_shift(ntask, ser), s1, op, dt, out[0].dtype, ser)
     else:
         b, m = ins[1], ins[2]
         meta, ntask = map_meta(op, shape, ((out[1], out[2]), (a[1], a[2]), (b[1], b[2]), (m[1], m[2])))
-        map3(out[0], a[0], b[0], m[0], meta, ntask, loop_shift(ntask, ser), ser)
+        map3.launch(out[0], a[0], b[0], m[0], meta, ntask, loop_shift(ntask, ser), ser)

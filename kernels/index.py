@@ -13,8 +13,7 @@ from math import prod
 
 import taichi as ti
 
-from burnbook.backend.taichi.compat import Launcher
-from burnbook.backend.taichi.settings import serial
+from .context import Kernel, serial
 from .layout import BLK, E0, INNER, NBLK, inner_strides, map_meta, row_offsets, loop_shift
 
 
@@ -83,8 +82,8 @@ def _scatter(out: ti.types.ndarray(), idx: ti.types.ndarray(), val: ti.types.nda
     return bad
 
 
-gather_k = Launcher(_gather)
-scatter_k = Launcher(_scatter)
+gather_k = Kernel(_gather)
+scatter_k = Kernel(_scatter)
 
 
 def gather(shape: tuple, out: tuple, p: tuple, idx: tuple, n: int, dim_stride: int) -> int:
@@ -92,7 +91,7 @@ def gather(shape: tuple, out: tuple, p: tuple, idx: tuple, n: int, dim_stride: i
     Views are (buffer, strides, offset) aligned to `shape`; p's dim stride is 0."""
     meta, ntask = map_meta(Index.GATHER, shape, ((out[1], out[2]), (p[1], p[2]), (idx[1], idx[2])), (n, dim_stride))
     ser = serial(prod(shape))
-    return gather_k(out[0], p[0], idx[0], meta, ntask, loop_shift(ntask, ser), out[0].dtype, ser)
+    return gather_k.launch(out[0], p[0], idx[0], meta, ntask, loop_shift(ntask, ser), out[0].dtype, ser)
 
 
 def scatter_add(shape: tuple, out: tuple, idx: tuple, val: tuple, n: int, dim_stride: int) -> int:
@@ -100,4 +99,4 @@ def scatter_add(shape: tuple, out: tuple, idx: tuple, val: tuple, n: int, dim_st
     out-of-range count. out's dim stride is 0 in its view."""
     meta, ntask = map_meta(Index.SCATTER, shape, ((out[1], out[2]), (idx[1], idx[2]), (val[1], val[2])), (n, dim_stride))
     ser = serial(prod(shape))
-    return scatter_k(out[0], idx[0], val[0], meta, ntask, loop_shift(ntask, ser), out[0].dtype, ser)
+    return scatter_k.launch(out[0], idx[0], val[0], meta, ntask, loop_shift(ntask, ser), out[0].dtype, ser)

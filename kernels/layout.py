@@ -32,8 +32,7 @@ import numpy as np
 import taichi as ti
 
 from . import data
-from burnbook.backend.taichi.compat import buffer
-from burnbook.backend.taichi.settings import SETTINGS
+from .context import CONTEXT
 
 MAXO = 7  # outer dims after merging; with the inner dim, rank <= 8 (more if dims merge)
 HDR = 16
@@ -76,7 +75,7 @@ def coalesce(shape: Sequence[int], strides: Sequence[Sequence[int]]) -> tuple:
 
 
 def _upload(arr: np.ndarray):
-    buf = buffer(ti.i32, arr.size)
+    buf = CONTEXT.buffer(ti.i32, arr.size)
     data.upload(buf, arr)
     return buf
 
@@ -109,7 +108,7 @@ def _put_outer(meta: np.ndarray, outer: Sequence[int], strides: Sequence[Sequenc
 
 def block_length(inner: int) -> int:
     """Elements one task of a map walks along a run of `inner` (`meta[BLK]`)."""
-    return max(1, min(inner, SETTINGS.block))
+    return max(1, min(inner, CONTEXT.settings.block))
 
 
 def map_meta(op: int, shape: tuple, operands: Sequence[tuple], extras: tuple = ()) -> tuple:
@@ -118,7 +117,7 @@ def map_meta(op: int, shape: tuple, operands: Sequence[tuple], extras: tuple = (
     `operands` are `(strides, offset)` pairs aligned to `shape` (zero strides
     where broadcast); the output, when it is one of them, comes first.
     """
-    block = SETTINGS.block
+    block = CONTEXT.settings.block
     key = (op, shape, operands, extras, block)
 
     def build():
@@ -175,7 +174,7 @@ def loop_shift(ntask: int, serial: bool) -> int:
     tasks of 4096 elements ran on one thread. Stretched to `CPU_LOOP`
     iterations it runs on every thread, for a few ns per empty iteration.
     0 for a serial launch and on GPUs (one thread per iteration there)."""
-    if serial or SETTINGS.gpu or ntask >= CPU_LOOP or ntask <= 0:
+    if serial or CONTEXT.settings.gpu or ntask >= CPU_LOOP or ntask <= 0:
         return 0
     return (-(-CPU_LOOP // ntask) - 1).bit_length()
 

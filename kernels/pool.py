@@ -7,7 +7,7 @@ pools' backward passes, which add each covering window's share into them),
 so no kernel needs atomics, and sums run in a fixed order. Window bounds are
 worked out per row or per window, not tested per element. Max pooling's
 backward is a scatter-add of each output's gradient at its index (index.py's
-kernel). Geometry travels in the window meta buffers of conv.py; each kernel
+kernel). Geometry travels in the window meta buffers of window.py; each kernel
 compiles once per dtype and variant. On the CPU arch the adaptive kernels
 handle 8 (or 4) even bins of a row at a time (`lanes`, as conv.py's col2im:
 sums in registers, each element stored once).
@@ -15,11 +15,10 @@ sums in registers, each element stored once).
 
 import taichi as ti
 
-from burnbook.backend.taichi.compat import Launcher
-from burnbook.backend.taichi.settings import SETTINGS, serial
+from .context import CONTEXT, Kernel, serial
 from .layout import loop_shift
-from .conv import (C_, DH, DW, E1, E2, H_, HO, KH, KW, PH, PW, SH, SW, W_, WO, XC, XH, XN, XOFF, XW, Window,
-                   acc_type, ceil_div, exact_div, task_rows, window_meta)
+from .window import (C_, DH, DW, E1, E2, H_, HO, KH, KW, PH, PW, SH, SW, W_, WO, XC, XH, XN, XOFF, XW, Window,
+                     acc_type, ceil_div, exact_div, window_meta, window_task)
 
 
 @ti.func
@@ -37,11 +36,10 @@ def _max_pool(out: ti.types.ndarray(), idx: ti.types.ndarray(), x: ti.types.ndar
     # if larger or NaN. Indices are h * W + w in the input plane.
     ti.loop_config(serialize=serial)
     for u in range(ntask << tshift):
-        if u & ((1 << tshift) - 1) != 0:
+        runs, row0, row1, ow0, ow1 = window_task(meta, u, tshift, WO)
+        if not runs:
             continue
-        t = u >> tshift
         wo = meta[WO]
-        row0, row1, ow0, ow1 = task_rows(meta, t, wo)
         ho, kh, kw, h, w = meta[HO], meta[KH], meta[KW], meta[H_], meta[W_]
         sw, pw, dh, dw, xh, xw = meta[SW], meta[PW], meta[DH], meta[DW], meta[XH], meta[XW]
         for plane in range(ti.raw_div(row0, ho), ti.raw_div(row1 - 1, ho) + 1):
@@ -79,11 +77,10 @@ def _avg_pool(out: ti.types.ndarray(), x: ti.types.ndarray(), meta: ti.types.nda
               dt: ti.template(), acc_t: ti.template(), include_pad: ti.template(), serial: ti.template()):
     ti.loop_config(serialize=serial)
     for u in range(ntask << tshift):
-        if u & ((1 << tshift) - 1) != 0:
+        runs, row0, row1, ow0, ow1 = window_task(meta, u, tshift, WO)
+        if not runs:
             continue
-        t = u >> tshift
         wo = meta[WO]
-        row0, row1, ow0, ow1 = task_rows(meta, t, wo)
         ho, kh, kw, h, w = meta[HO], meta[KH], meta[KW], meta[H_], meta[W_]
         sw, pw, xh, xw = meta[SW], meta[PW], meta[XH], meta[XW]
         for plane in range(ti.raw_div(row0, ho), ti.raw_div(row1 - 1, ho) + 1):
@@ -115,11 +112,10 @@ def _avg_pool_backward(gx: ti.types.ndarray(), g: ti.types.ndarray(), meta: ti.t
     # (n, c, ih); each task adds into its own input block, window by window.
     ti.loop_config(serialize=serial)
     for u in range(ntask << tshift):
-        if u & ((1 << tshift) - 1) != 0:
+        runs, row0, row1, iw0, iw1 = window_task(meta, u, tshift, W_)
+        if not runs:
             continue
-        t = u >> tshift
         w = meta[W_]
-        row0, row1, iw0, iw1 = task_rows(meta, t, w)
         ho, wo, kh, kw, h = meta[HO], meta[WO], meta[KH], meta[KW], meta[H_]
         sh, sw, ph, pw, gh, gw = meta[SH], meta[SW], meta[PH], meta[PW], meta[XH], meta[XW]
         for plane in range(ti.raw_div(row0, h), ti.raw_div(row1 - 1, h) + 1):
@@ -169,11 +165,10 @@ def _adaptive(out: ti.types.ndarray(), x: ti.types.ndarray(), meta: ti.types.nda
     # trips through the short window loops.
     ti.loop_config(serialize=serial)
     for u in range(ntask << tshift):
-        if u & ((1 << tshift) - 1) != 0:
+        runs, row0, row1, ow0, ow1 = window_task(meta, u, tshift, WO)
+        if not runs:
             continue
-        t = u >> tshift
         wo = meta[WO]
-        row0, row1, ow0, ow1 = task_rows(meta, t, wo)
         ho, h, w, xh, xw = meta[HO], meta[H_], meta[W_], meta[XH], meta[XW]
         kh, kw = meta[E1], meta[E2]
         for plane in range(ti.raw_div(row0, ho), ti.raw_div(row1 - 1, ho) + 1):
@@ -215,11 +210,10 @@ def _adaptive_backward(gx: ti.types.ndarray(), g: ti.types.ndarray(), meta: ti.t
     # shares of `lanes` bins are stored at a time, each element once.
     ti.loop_config(serialize=serial)
     for u in range(ntask << tshift):
-        if u & ((1 << tshift) - 1) != 0:
+        runs, row0, row1, iw0, iw1 = window_task(meta, u, tshift, W_)
+        if not runs:
             continue
-        t = u >> tshift
         w = meta[W_]
-        row0, row1, iw0, iw1 = task_rows(meta, t, w)
         ho, wo, h, gh, gw = meta[HO], meta[WO], meta[H_], meta[XH], meta[XW]
         kh, kw = meta[E1], meta[E2]
         for plane in range(ti.raw_div(row0, h), ti.raw_div(row1 - 1, h) + 1):
@@ -254,11 +248,11 @@ def _adaptive_backward(gx: ti.types.ndarray(), g: ti.types.ndarray(), meta: ti.t
                             gx[dst + iw] = ti.cast(ti.cast(gx[dst + iw], acc_t) + v, dt)
 
 
-max_pool_k = Launcher(_max_pool)
-avg_pool_k = Launcher(_avg_pool)
-avg_pool_backward_k = Launcher(_avg_pool_backward)
-adaptive_k = Launcher(_adaptive)
-adaptive_backward_k = Launcher(_adaptive_backward)
+max_pool_k = Kernel(_max_pool)
+avg_pool_k = Kernel(_avg_pool)
+avg_pool_backward_k = Kernel(_avg_pool_backward)
+adaptive_k = Kernel(_adaptive)
+adaptive_backward_k = Kernel(_adaptive_backward)
 
 
 def max_pool(out, idx, x: tuple, dims: tuple, window: tuple) -> None:
@@ -269,7 +263,7 @@ def max_pool(out, idx, x: tuple, dims: tuple, window: tuple) -> None:
     meta, ntask = window_meta(Window.MAX_POOL, dims, window, (x[1], x[2]), rows, wo)
     dt = out.dtype
     ser = serial(rows * wo * window[0] * window[1])
-    max_pool_k(out, out if idx is None else idx, x[0], meta, ntask, loop_shift(ntask, ser), dt, acc_type(dt),
+    max_pool_k.launch(out, out if idx is None else idx, x[0], meta, ntask, loop_shift(ntask, ser), dt, acc_type(dt),
                idx is not None, ser)
 
 
@@ -280,7 +274,7 @@ def avg_pool(out, x: tuple, dims: tuple, window: tuple, include_pad: bool) -> No
     meta, ntask = window_meta(Window.AVG_POOL, dims, window, (x[1], x[2]), rows, wo)
     dt = out.dtype
     ser = serial(rows * wo * window[0] * window[1])
-    avg_pool_k(out, x[0], meta, ntask, loop_shift(ntask, ser), dt, acc_type(dt), bool(include_pad), ser)
+    avg_pool_k.launch(out, x[0], meta, ntask, loop_shift(ntask, ser), dt, acc_type(dt), bool(include_pad), ser)
 
 
 def avg_pool_backward(gx, g: tuple, dims: tuple, window: tuple, include_pad: bool) -> None:
@@ -291,7 +285,7 @@ def avg_pool_backward(gx, g: tuple, dims: tuple, window: tuple, include_pad: boo
     meta, ntask = window_meta(Window.AVG_POOL_BACKWARD, dims, window, (g[1], g[2]), rows, w)
     dt = gx.dtype
     ser = serial(rows * w * window[0] * window[1])
-    avg_pool_backward_k(gx, g[0], meta, ntask, loop_shift(ntask, ser), dt, acc_type(dt), bool(include_pad), ser)
+    avg_pool_backward_k.launch(gx, g[0], meta, ntask, loop_shift(ntask, ser), dt, acc_type(dt), bool(include_pad), ser)
 
 
 _NO_WINDOW = (1, 1, 1, 1, 0, 0, 1, 1)
@@ -304,7 +298,7 @@ def adaptive_lanes(wo: int) -> int:
     """The adaptive kernels' variant for `wo` outputs a row: on the CPU, 8
     bins at a time measured about twice as fast (forward and backward) as
     one window at a time; a GPU thread owns one element."""
-    if SETTINGS.gpu:
+    if CONTEXT.settings.gpu:
         return 0
     return 8 if wo >= 8 else 4 if wo >= 4 else 0
 
@@ -333,7 +327,7 @@ def adaptive(out, x: tuple, dims: tuple, lanes: int | None = None) -> None:
     meta, ntask = window_meta(Window.ADAPTIVE, dims, _NO_WINDOW, (x[1], x[2]), rows, wo, _even_bins(dims))
     dt = out.dtype
     ser = serial(n * c * h * w)
-    adaptive_k(out, x[0], meta, ntask, loop_shift(ntask, ser), dt, acc_type(dt), lanes, ser)
+    adaptive_k.launch(out, x[0], meta, ntask, loop_shift(ntask, ser), dt, acc_type(dt), lanes, ser)
 
 
 def adaptive_backward(gx, g: tuple, dims: tuple, lanes: int | None = None) -> None:
@@ -345,4 +339,4 @@ def adaptive_backward(gx, g: tuple, dims: tuple, lanes: int | None = None) -> No
     meta, ntask = window_meta(Window.ADAPTIVE_BACKWARD, dims, _NO_WINDOW, (g[1], g[2]), rows, w, _even_bins(dims))
     dt = gx.dtype
     ser = serial(n * c * h * w)
-    adaptive_backward_k(gx, g[0], meta, ntask, loop_shift(ntask, ser), dt, acc_type(dt), lanes, ser)
+    adaptive_backward_k.launch(gx, g[0], meta, ntask, loop_shift(ntask, ser), dt, acc_type(dt), lanes, ser)

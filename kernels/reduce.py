@@ -13,10 +13,10 @@ from math import prod
 
 import taichi as ti
 
-from burnbook.backend.taichi.compat import Launcher, buffer, is_real
-from burnbook.backend.taichi.settings import SETTINGS, serial
-from .layout import E0, rows_meta, row_offsets, loop_shift
+from taichi.types import is_real
 
+from .context import CONTEXT, Kernel, serial
+from .layout import E0, rows_meta, row_offsets, loop_shift
 
 
 class Reduce(IntEnum):
@@ -130,8 +130,8 @@ def _argreduce(out: ti.types.ndarray(), x: ti.types.ndarray(), meta: ti.types.nd
 
 # The scale (1/n for a mean) travels in the accumulator's precision: f32 for
 # an f32 accumulator, f64 for f64 and for ints (whose mean scales in f64).
-_reduce_k = {S: Launcher(_make_reduce(S)) for S in (ti.f32, ti.f64)}
-argreduce_k = Launcher(_argreduce)
+_reduce_k = {S: Kernel(_make_reduce(S)) for S in (ti.f32, ti.f64)}
+argreduce_k = Kernel(_argreduce)
 
 
 def run(op: Reduce, x: tuple, shape: tuple, dim: int, out, adt, scale: float = 1.0) -> None:
@@ -146,22 +146,23 @@ def run(op: Reduce, x: tuple, shape: tuple, dim: int, out, adt, scale: float = 1
     if op in (Reduce.ARGMAX, Reduce.ARGMIN):
         meta, _ = rows_meta(op, outer, ((ost, offset),), (1, R, rs, R))
         ser = serial(nout * R)
-        argreduce_k(out, buf, meta, nout, loop_shift(nout, ser), op, adt, ser)
+        argreduce_k.launch(out, buf, meta, nout, loop_shift(nout, ser), op, adt, ser)
         return
     nchunk = 1
     # Too few outputs to fill the arch: split the reduced dim into chunks.
-    tasks, min_chunk = SETTINGS.reduce_tasks, SETTINGS.reduce_min_chunk
+    settings = CONTEXT.settings
+    tasks, min_chunk = settings.reduce_tasks, settings.reduce_min_chunk
     if nout < tasks and R >= 2 * min_chunk:
         nchunk = min(-(-tasks // nout), R // min_chunk)
     clen = -(-R // nchunk)
     nchunk = -(-R // clen)
     meta, _ = rows_meta(op, outer, ((ost, offset),), (nchunk, R, rs, clen))
-    reduce_k = _reduce_k[ti.f32 if adt is ti.f32 else ti.f64]
+    reduce_k = _reduce_k[ti.f32 if adt is ti.f32 else ti.f64].launch
     ser = serial(nout * R)
     if nchunk == 1:
         reduce_k(out, buf, meta, nout, loop_shift(nout, ser), scale, op, adt, out.dtype, ser)
         return
-    part = buffer(adt, nout * nchunk)
+    part = CONTEXT.buffer(adt, nout * nchunk)
     reduce_k(part, buf, meta, nout * nchunk, loop_shift(nout * nchunk, ser), 1.0, op, adt, adt, ser)
     meta2, _ = rows_meta(op, (nout,), (((nchunk,), 0),), (1, nchunk, 1, nchunk))
     ser = serial(nout * nchunk)

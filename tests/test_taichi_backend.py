@@ -379,7 +379,7 @@ def test_a_product_split_over_two_threads_equals_the_whole(monkeypatch, ls, rs) 
     halves (batch, else rows) on two Python threads: the same values as one
     call, broadcast batch dims included; with BLAS on one thread it stays whole."""
     from burnbook._blas import openblas_threads
-    from burnbook.kernels import matmul as mm
+    from burnbook.backend.taichi.ops import blas as mm
 
     found = openblas_threads()
     if found is None:
@@ -417,7 +417,7 @@ def test_buffer_pool_reuses_freed_buffers() -> None:
 def test_a_full_pool_gives_way_to_the_sizes_freed_last() -> None:
     """Buffers freed long ago are dropped to keep the ones a loop frees and
     takes back every step: earlier large tensors do not hold the budget."""
-    from burnbook.backend.taichi import compat
+    from burnbook.backend.taichi import launcher
 
     t([0.0])
     with tb.SETTINGS.override(pool_mb=1.0):  # room for two 512 KiB buffers
@@ -431,8 +431,8 @@ def test_a_full_pool_gives_way_to_the_sizes_freed_last() -> None:
         arr = b.buf.arr
         del b
         assert T.float_add(a, a).buf.arr is arr  # pooled, though old buffers filled the budget
-        assert compat._pool_state["bytes"] <= 2**20
-        pooled = [x for free in compat._pool.values() for x in free]
+        assert launcher._pool_state["bytes"] <= 2**20
+        pooled = [x for free in launcher._pool.values() for x in free]
         assert not any(x is old_arrs[0] for x in pooled)  # the least recently freed went
         assert any(x is old_arrs[1] for x in pooled)  # and only as much as needed
 

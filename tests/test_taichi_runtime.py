@@ -9,7 +9,7 @@ import pytest
 import taichi as ti
 
 from burnbook.backend.ndarray import NdArray as N
-from burnbook.backend.taichi import SETTINGS, KernelSettings, Taichi as T, compat, runtime
+from burnbook.backend.taichi import SETTINGS, KernelSettings, Taichi as T, launcher, runtime
 from burnbook.backend.taichi import kernel_stats, running_device
 
 DEV = T.default_device()  # BURNBOOK_TAICHI_ARCH's (cpu by default)
@@ -118,10 +118,10 @@ def test_public_launches_give_the_fast_paths_results_through_taichis_own_api(mon
         raise AssertionError("the public path reached Taichi's internals")
 
     with SETTINGS.override(launch="public"), monkeypatch.context() as m:
-        m.setattr(compat, "program", internals)
+        m.setattr(launcher, "program", internals)
         n0 = kernel_stats()["launches"]
-        buf = compat.buffer(ti.f32, 5)
-        assert type(buf) is not compat.Buffer and isinstance(buf, ti.Ndarray)  # a plain ti.ndarray
+        buf = launcher.buffer(ti.f32, 5)
+        assert type(buf) is not launcher.Buffer and isinstance(buf, ti.Ndarray)  # a plain ti.ndarray
         public = _program(T, DEV)
         assert kernel_stats()["launches"] > n0
     reference = _program(N, N.default_device())
@@ -144,7 +144,7 @@ def test_a_stale_offline_cache_lock_is_removed_and_a_live_one_kept(tmp_path, mon
     import os
     import time
 
-    monkeypatch.setattr(compat, "offline_cache_folder", lambda: str(tmp_path))
+    monkeypatch.setattr(launcher, "offline_cache_folder", lambda: str(tmp_path))
     lock = tmp_path / "ticache.lock"
     lock.touch()
     runtime._drop_stale_cache_lock()

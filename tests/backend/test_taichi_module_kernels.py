@@ -173,6 +173,7 @@ def test_col2im_variants_match_torch_fold(T, dt, case):
     """Each `_col2im` variant (tap by tap; gathering 8 or 16 outputs at a
     time) places the tap planes like torch's fold, plus the bias."""
     from burnbook.backend.taichi import primitive
+    from burnbook.backend.taichi.ops import columns
     from burnbook.kernels import conv
 
     dtype, tol = DTYPES[dt]
@@ -190,16 +191,17 @@ def test_col2im_variants_match_torch_fold(T, dt, case):
         out = primitive.alloc((n, c, ho, wo), np.dtype(dtype), dev)
         conv.col2im(out.buf, tc.buf, tb.buf, dims, window, lanes=lanes)
         got[f"lanes={lanes}"] = T.float_into_data(out)
-    if conv.on_host():
+    if columns.on_host():
         out = primitive.alloc((n, c, ho, wo), np.dtype(dtype), dev)
-        conv.col2im(out.buf, tc.buf, tb.buf, dims, window)
+        columns.col2im(out.buf, tc.buf, tb.buf, dims, window)
         got["host"] = T.float_into_data(out)
         if s == (1, 1):
-            wf = conv.grid(dims, window)[1]
+            wf = columns.grid(dims, window)[1]
             wide = np.zeros((n, c, *k, h, wf))
             wide[..., :w] = cols
             out = primitive.alloc((n, c, ho, wo), np.dtype(dtype), dev)
-            conv.col2im_host(out.buf, T.float_from_data(wide.astype(dtype), dev).buf, tb.buf, dims, window, rows=True)
+            columns.col2im_host(out.buf, T.float_from_data(wide.astype(dtype), dev).buf, tb.buf, dims, window,
+                                rows=True)
             got["host rows"] = T.float_into_data(out)
     for name, value in got.items():
         np.testing.assert_allclose(value, want, err_msg=name, **tol)
@@ -214,7 +216,7 @@ def test_host_im2col_matches_the_kernel(T, ones):
     view with an offset, with padding, strides, dilation and groups (and each
     group's row of ones, the bias's, when `ones`)."""
     from burnbook.backend.taichi import SETTINGS, primitive
-    from burnbook.kernels import conv
+    from burnbook.backend.taichi.ops import columns as conv_columns
 
     _columns_or_skip(T, "host")
     n, c, g, (h, w), (kh, kw) = 2, 6, 3, (7, 9), (3, 2)
@@ -230,8 +232,8 @@ def test_host_im2col_matches_the_kernel(T, ones):
     for columns in COLUMNS:
         cols = primitive.full((n * g * rows * length,), 7.0, np.dtype(np.float32), T.default_device())
         with SETTINGS.override(columns=columns):
-            conv.im2col(cols.buf, x.view(), (n, c, h, w, ho, wo), window, g * rows * length, length,
-                        c // g if ones else 0)
+            conv_columns.im2col(cols.buf, x.view(), (n, c, h, w, ho, wo), window, g * rows * length, length,
+                                c // g if ones else 0)
         got[columns] = T.float_into_data(cols).reshape(n, g, rows, ho, wo)
     np.testing.assert_array_equal(got["host"], got["kernel"])
     want = Fn.unfold(torch.tensor(T.float_into_data(x)), (kh, kw), (1, 2), (1, 2), (2, 1)).numpy()
@@ -246,7 +248,7 @@ def test_host_columns_in_two_halves_of_the_batch_equal_one_pass(T, monkeypatch):
     halves of the batch on two threads: the same values, for an odd batch
     too, through the strided and the row (unit stride) col2im."""
     from burnbook.backend.taichi import primitive
-    from burnbook.kernels import conv
+    from burnbook.backend.taichi.ops import columns
 
     _columns_or_skip(T, "host")
     dev = T.default_device()
@@ -256,13 +258,13 @@ def test_host_columns_in_two_halves_of_the_batch_equal_one_pass(T, monkeypatch):
     b = T.float_from_data(rng.standard_normal(c).astype(np.float32), dev)
     got = {}
     for halves in (False, True):
-        monkeypatch.setattr(conv, "HALVES_FROM", 0 if halves else 1 << 62)
+        monkeypatch.setattr(columns, "HALVES_FROM", 0 if halves else 1 << 62)
         for window in ((3, 2, 1, 1, 1, 0, 1, 1), (3, 3, 2, 1, 1, 1, 2, 1)):
             kh, kw, sh, sw, ph, pw, dh, dw = window
             ho, wo = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1, (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
             length = ho * wo
             cols = primitive.full((n * c * kh * kw * length,), 7.0, np.dtype(np.float32), dev)
-            conv.im2col(cols.buf, x.view(), (n, c, h, w, ho, wo), window, c * kh * kw * length, length)
+            columns.im2col(cols.buf, x.view(), (n, c, h, w, ho, wo), window, c * kh * kw * length, length)
             got[halves, window, "im2col"] = T.float_into_data(cols)
             # col2im of tap planes as wide as the input (a transposed conv of x's size)
             planes = T.float_from_data(rng.standard_normal((n, c, kh, kw, h, w)).astype(np.float32), dev) \
@@ -270,15 +272,15 @@ def test_host_columns_in_two_halves_of_the_batch_equal_one_pass(T, monkeypatch):
             got[halves, window, "planes"] = planes
             ho2, wo2 = (h - 1) * sh - 2 * ph + dh * (kh - 1) + 1, (w - 1) * sw - 2 * pw + dw * (kw - 1) + 1
             out = primitive.alloc((n, c, ho2, wo2), np.dtype(np.float32), dev)
-            conv.col2im_host(out.buf, planes.buf, b.buf, (n, c, h, w, ho2, wo2), window)
+            columns.col2im_host(out.buf, planes.buf, b.buf, (n, c, h, w, ho2, wo2), window)
             got[halves, window, "col2im"] = T.float_into_data(out)
             if (sh, sw) == (1, 1):
-                wf = conv.grid((n, c, h, w, ho2, wo2), window)[1]
+                wf = columns.grid((n, c, h, w, ho2, wo2), window)[1]
                 wide = np.zeros((n, c, kh, kw, h, wf), np.float32)
                 wide[..., :w] = T.float_into_data(planes)
                 out = primitive.alloc((n, c, ho2, wo2), np.dtype(np.float32), dev)
-                conv.col2im_host(out.buf, T.float_from_data(wide, dev).buf, b.buf, (n, c, h, w, ho2, wo2), window,
-                                 rows=True)
+                columns.col2im_host(out.buf, T.float_from_data(wide, dev).buf, b.buf, (n, c, h, w, ho2, wo2),
+                                    window, rows=True)
                 got[halves, window, "rows"] = T.float_into_data(out)
                 np.testing.assert_array_equal(got[halves, window, "rows"], got[halves, window, "col2im"])
     for key in [k for k in got if k[0] and k[2] != "planes"]:

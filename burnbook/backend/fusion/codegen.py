@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from burnbook.kernels.elementwise import Map1, Map2, Map3
+from burnbook.kernels.elementwise import BinaryOp, TernaryOp, UnaryOp
 from burnbook.kernels.reduce import Reduce
 
 _TI_NAME = {np.dtype(np.float32): "ti.f32", np.dtype(np.float64): "ti.f64", np.dtype(np.float16): "ti.f16",
@@ -83,11 +83,11 @@ def _expr(code, args: tuple, slots: list, dt: np.dtype, odt: np.dtype, lane: str
     v = [f"v{a}{lane}" for a in args]
     s = [f"s{k}" for k in slots] + ["0", "0"]
     d, o = _TI_NAME[np.dtype(dt)], _TI_NAME[np.dtype(odt)]
-    if isinstance(code, Map1):
-        return f"unary(Map1.{code.name}, {v[0]}, {s[0]}, {s[1]}, {d}, {o})"
-    if isinstance(code, Map2):
-        return f"binary(Map2.{code.name}, {v[0]}, {v[1]}, {s[0]}, {d}, {o})"
-    if code is Map3.WHERE:  # x, values, mask
+    if isinstance(code, UnaryOp):
+        return f"unary(UnaryOp.{code.name}, {v[0]}, {s[0]}, {s[1]}, {d}, {o})"
+    if isinstance(code, BinaryOp):
+        return f"binary(BinaryOp.{code.name}, {v[0]}, {v[1]}, {s[0]}, {d}, {o})"
+    if code is TernaryOp.WHERE:  # x, values, mask
         return f"ti.select({v[2]} != 0, {v[1]}, {v[0]})"
     raise ValueError(f"fusion: no code for {code!r}")
 
@@ -133,7 +133,7 @@ def source(p: Plan) -> str:
         "# " + "; ".join(f"v{k} = {c.name.lower()}({', '.join(f'v{a}' for a in args)})"
                          for k, c, args, *_ in p.steps),
         "import taichi as ti", "",
-        "from burnbook.kernels.elementwise import Map1, Map2, binary, unary",
+        "from burnbook.kernels.elementwise import BinaryOp, UnaryOp, binary, unary",
         "from burnbook.kernels.layout import BLK, E0, INNER, NBLK, inner_strides, row_offsets",
         "from burnbook.kernels.reduce import Reduce, _beats", "", f"LANES = {LANES}", "", "",
         "@ti.kernel",
@@ -213,7 +213,7 @@ def _lane_sum_kernel(p: Plan) -> list:
 def _lane_kernel(p: Plan) -> list:
     """`fused_lanes`: the same map over dense operands, LANES elements per
     index, each operand a vector-typed ndarray over its flat buffer
-    (compat.LaneLauncher). Lane l of every step is the scalar step on lane
+    (launcher.LaneLauncher). Lane l of every step is the scalar step on lane
     l, so the results are those of `fused`; on the CPU arch, where vectors
     are not scalarised, a vector access is one SIMD load or store and LLVM
     vectorises the lanes' math (a store through a scalar ndarray reloads

@@ -22,7 +22,7 @@ from burnbook._atomic import atomic_write
 from burnbook.kernels import layout, reduce as reduce_kernel
 from burnbook.kernels.reduce import Reduce
 
-from ..taichi import compat, runtime
+from ..taichi import launcher, runtime
 from ..taichi.primitive import alloc, contiguous_strides
 from ..taichi.settings import SETTINGS, cache_root, serial
 from . import codegen
@@ -55,8 +55,8 @@ def kernel_for(plan: codegen.Plan) -> tuple:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
-    lanes = compat.LaneLauncher(module.fused_lanes, codegen.LANES) if hasattr(module, "fused_lanes") else None
-    hit = _kernels[signature] = (compat.Launcher(module.fused), path, lanes)
+    lanes = launcher.LaneLauncher(module.fused_lanes, codegen.LANES) if hasattr(module, "fused_lanes") else None
+    hit = _kernels[signature] = (launcher.Launcher(module.fused), path, lanes)
     STATS["compiled"] += 1
     return hit
 
@@ -99,7 +99,7 @@ def run(target: FusionTensor) -> None:
     n = math.prod(shape)
     if n:
         plan, scalars = codegen.plan(order, leaves, outputs)
-        launcher, _, lanes = kernel_for(plan)
+        fused, _, lanes = kernel_for(plan)
         bufs = [p.buf for p in prims] + [leaf.value.buf for leaf in leaves]
         ser = serial(n)
         if lanes is not None and _lanes(n, shape, leaves):
@@ -107,7 +107,7 @@ def run(target: FusionTensor) -> None:
             STATS["lanes"] += 1
         else:
             meta, ntask = layout.map_meta(0, shape, _operand_views(prims, leaves, shape))
-            launcher(*bufs, meta, ntask, layout.loop_shift(ntask, ser), *scalars, ser)
+            fused(*bufs, meta, ntask, layout.loop_shift(ntask, ser), *scalars, ser)
         STATS["executed"] += 1
         STATS["fused_ops"] += len(order)
     for u, p in zip(outputs, prims):
@@ -157,7 +157,7 @@ def run_reduce(source: FusionTensor, op: Reduce, dim: int | None, mean: bool = F
     acc = rt.accumulator[source.dtype]
     acc_name = "ti.f64" if acc is rt.ti_dtype[np.dtype(np.float64)] else "ti.f32"
     plan, scalars = codegen.plan(order, leaves, outputs, (op, "all" if dim is None else "dim", acc_name))
-    launcher, _, lanes = kernel_for(plan)
+    fused, _, lanes = kernel_for(plan)
     scale = 1.0 / count if mean else 1.0
     extra = [alloc(u.shape, u.dtype, u.device) for u in outputs[1:]]
     leaf_bufs = [leaf.value.buf for leaf in leaves]
@@ -165,7 +165,7 @@ def run_reduce(source: FusionTensor, op: Reduce, dim: int | None, mean: bool = F
         result = alloc((1,), source.dtype, source.device)
         views = (((0,) * len(shape), 0),) + _operand_views(extra, leaves, shape)
         meta, ntask = layout.map_meta(0, shape, views)
-        partial = compat.buffer(acc, ntask)
+        partial = launcher.buffer(acc, ntask)
         ser = serial(count)
         if lanes is not None and not extra and _lanes(count, shape, leaves):
             # A dense shape is one run: map_meta's tasks take block_length(count) elements each.
@@ -173,7 +173,7 @@ def run_reduce(source: FusionTensor, op: Reduce, dim: int | None, mean: bool = F
                   layout.loop_shift(ntask, ser), *scalars, ser)
             STATS["lanes"] += 1
         else:
-            launcher(partial, *[p.buf for p in extra], *leaf_bufs, meta, ntask, layout.loop_shift(ntask, ser),
+            fused(partial, *[p.buf for p in extra], *leaf_bufs, meta, ntask, layout.loop_shift(ntask, ser),
                      *scalars, 1.0, ser)
         reduce_kernel.run(op, (partial, (1,), 0), (ntask,), 0, result.buf, acc, scale)
     else:
@@ -185,7 +185,7 @@ def run_reduce(source: FusionTensor, op: Reduce, dim: int | None, mean: bool = F
         extras = (count,) + tuple(st[dim] for st, _ in views)
         meta, ntask = layout.rows_meta(0, outer, tuple((st[:dim] + st[dim + 1:], off) for st, off in views), extras)
         ser = serial(math.prod(shape))
-        launcher(result.buf, *[p.buf for p in extra], *leaf_bufs, meta, ntask, layout.loop_shift(ntask, ser),
+        fused(result.buf, *[p.buf for p in extra], *leaf_bufs, meta, ntask, layout.loop_shift(ntask, ser),
                  *scalars, scale, ser)
     STATS["executed"] += 1
     STATS["fused_ops"] += len(order) + 1

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from burnbook.kernels.elementwise import Map1, Map2, Map3
+from burnbook.kernels.elementwise import BinaryOp, TernaryOp, UnaryOp
 
 MAX_NODES = 48
 """A chain longer than this is executed before it grows further: it bounds a
@@ -23,14 +23,14 @@ _next_id = [0]
 
 
 class Node:
-    """One element-wise op of the stream: `code` (a Map1/Map2/Map3 member)
+    """One element-wise op of the stream: `code` (a UnaryOp/BinaryOp/TernaryOp member)
     over `inputs` (FusionTensors, broadcast to the output's shape) and
     `scalars` (Python floats, in the first input's precision). `spared`:
     a reduction over it left it lazy (see executor.run_reduce)."""
 
     __slots__ = ("code", "inputs", "scalars", "size", "id", "spared")
 
-    def __init__(self, code: Map1 | Map2 | Map3, inputs: tuple, scalars: tuple) -> None:
+    def __init__(self, code: UnaryOp | BinaryOp | TernaryOp, inputs: tuple, scalars: tuple) -> None:
         self.code, self.inputs, self.scalars = code, inputs, scalars
         self.size = 1 + sum(t.node.size for t in inputs if t.node is not None)
         _next_id[0] += 1
@@ -66,7 +66,8 @@ def ready(value: Any) -> FusionTensor:
     return FusionTensor(tuple(value.shape), value.dtype, value.device, value=value)
 
 
-def lazy(code: Map1 | Map2 | Map3, inputs: tuple, shape: tuple, dtype: np.dtype, scalars: tuple = ()) -> FusionTensor:
+def lazy(code: UnaryOp | BinaryOp | TernaryOp, inputs: tuple, shape: tuple, dtype: np.dtype,
+         scalars: tuple = ()) -> FusionTensor:
     return FusionTensor(shape, dtype, inputs[0].device, node=Node(code, inputs, scalars))
 
 

@@ -2,15 +2,25 @@
 
 Shaped like Burn's burn-cubecl:
 
-- device.py     `TaichiDevice`: cpu, cuda(i), vulkan, metal, best_available
-- runtime.py    `TaichiRuntime`, the one runtime of the process: device, arch
-                facts (f64 support, SPIR-V), dtype maps, kernel settings
+- runtime.py    `TaichiDevice` (cpu, cuda(i), vulkan, metal, best_available)
+                and `TaichiRuntime`, the one runtime of the process: device,
+                arch facts (f64 support, SPIR-V), dtype maps, kernel settings
 - settings.py   `SETTINGS`, every tuning knob, and `SETTINGS.override(...)`
 - primitive.py  `TaichiTensor`: a strided view of a flat device buffer
-- ops/          the float, int and bool ops, and how they reach their kernels
-- compat.py     the only code that touches Taichi internals (fast launches,
-                pooled buffers); `BURNBOOK_TAICHI_LAUNCH=public` bypasses it
+- ops/          the float, int, bool and module ops, and how they reach their
+                kernels (launch.py); the host paths of the CPU arch beside them
+                (blas.py: matmul by NumPy's BLAS; columns.py: a conv's im2col
+                and col2im by NumPy)
+- launcher.py   the fast launcher and allocator (pooled buffers, host views):
+                the only code that touches Taichi internals;
+                `BURNBOOK_TAICHI_LAUNCH=public` bypasses it. (It was called
+                compat.py; `device.py` was merged into runtime.py.)
+- autotune.py   times kernel variants once per shape class, keeps the fastest
 - backend.py    the `Taichi` class that puts them together
+
+The kernels themselves (`burnbook.kernels`) import nothing from here: when the
+runtime starts it hands them the launcher, the allocator and the settings
+(`burnbook.kernels.context.install`).
 
 Element types on the device: f32 (default), f64 and f16 are stored as
 themselves (f16 math runs in f32 and rounds per op, as NumPy's does); ints are
@@ -39,10 +49,9 @@ import burnbook.kernels  # noqa: F401  - imports taichi without its banner, befo
 
 from . import runtime
 from .backend import Taichi
-from .compat import stats as _stats
-from .device import DeviceDtypeError, TaichiDevice
+from .launcher import stats as _stats
 from .primitive import TaichiTensor
-from .runtime import TaichiRuntime
+from .runtime import DeviceDtypeError, TaichiDevice, TaichiRuntime
 from .settings import SETTINGS, KernelSettings
 
 

@@ -11,12 +11,12 @@ from burnbook._draws import uniform_halves
 
 from ..base import Backend, share_layout_ops
 from . import runtime
-from .compat import host_array, host_writable
-from .device import TaichiDevice
+from .launcher import host_array, host_writable
 from .ops import BoolOps, FloatOps, IntOps
 from .ops.float_ops import from_data
 from .ops.module_ops import TaichiModuleOps
 from .primitive import alloc
+from .runtime import TaichiDevice
 
 
 @share_layout_ops

@@ -1,4 +1,5 @@
-"""The one module that touches Taichi's internals (pinned: taichi==1.7.4).
+"""The fast launcher and allocator: the one module that touches Taichi's
+internals (pinned: taichi==1.7.4; `taichi.lang.*`, `taichi._lib`).
 
 Taichi's public paths are built for a few large launches: `ti.ndarray(...)`
 captures a Python traceback and zero-fills (~70 us), and calling a kernel
@@ -20,6 +21,9 @@ With `SETTINGS.launch == "public"` (`BURNBOOK_TAICHI_LAUNCH=public`) each of
 them takes Taichi's public API instead: `ti.ndarray`, the kernel's own call,
 `to_numpy`/`from_numpy`. The results are the same; a Taichi upgrade that
 breaks the fast path still has this tested one.
+
+The device code in `burnbook.kernels` never imports this module: the runtime
+hands it `Launcher` and `buffer` when it starts (`burnbook.kernels.context`).
 """
 
 from __future__ import annotations
@@ -35,8 +39,8 @@ from taichi.lang._ndarray import Ndarray, ScalarNdarray
 from taichi.lang.enums import Layout
 from taichi.lang.kernel_impl import template
 from taichi.lang.matrix import VectorType
+from taichi.lang.util import to_numpy_type
 from taichi.types import ndarray_type, primitive_types
-from taichi.types.utils import is_real  # noqa: F401  - used by kernels in ti.static
 
 from .settings import SETTINGS
 
@@ -166,6 +170,11 @@ def buffer(dtype: Any, n: int) -> Any:
     return Buffer(dtype, n)
 
 
+def numpy_dtype(buf: Any) -> np.dtype:
+    """The NumPy dtype of `buf`'s elements (u8 for burnbook's bools)."""
+    return np.dtype(to_numpy_type(buf.dtype))
+
+
 def host_array(buf: Any, np_dtype: np.dtype) -> np.ndarray:
     """`buf`'s elements as a NumPy array. CPU arch only: there device memory is
     host memory, and the fast path returns a view of it without copying (the
@@ -280,10 +289,6 @@ class Launcher:
         return None
 
 
-__all__ = ["Buffer", "Launcher", "MAX_ELEMENTS", "buffer", "compiled_with", "config", "host_array", "host_writable",
-           "is_real", "program", "running_arch", "stats", "write_host"]
-
-
 class LaneLauncher(Launcher):
     """Launches a kernel whose vector-typed ndarray parameters hold vectors of
     `lanes` elements with flat buffers of the element dtype: index q of such a
@@ -307,3 +312,8 @@ class LaneLauncher(Launcher):
                 stand_ins[i] = ti.ndarray(ti.types.vector(self.lanes, args[i].dtype), (1,))
             self._cache[key] = self._compiled(tuple(stand_ins))
         return super().__call__(*args)
+
+
+__all__ = ["Buffer", "LaneLauncher", "Launcher", "MAX_ELEMENTS", "buffer", "compiled_with", "config", "host_array",
+           "host_view", "host_writable", "numpy_dtype", "offline_cache_folder", "program", "running_arch", "stats",
+           "write_host"]

@@ -15,14 +15,13 @@ from typing import Any, Sequence
 import numpy as np
 
 from burnbook.kernels import data, elementwise
-from burnbook.kernels.elementwise import Map1
+from burnbook.kernels.elementwise import UnaryOp
 from burnbook.kernels.layout import contiguous_strides
 
 from ..base import broadcast_shape, check_devices
 from . import runtime as _rt
-from .compat import buffer
-from .device import DeviceDtypeError, TaichiDevice
-from .runtime import F64, FLOATS
+from .launcher import buffer
+from .runtime import F64, FLOATS, DeviceDtypeError, TaichiDevice
 
 
 class TaichiTensor:
@@ -72,7 +71,7 @@ def materialize(p: TaichiTensor, dtype: np.dtype | None = None) -> TaichiTensor:
     """A contiguous copy (also a cast when `dtype` differs)."""
     out = alloc(p.shape, dtype or p.dtype, p.device)
     if out.buf is not None:
-        elementwise.run(Map1.COPY, p.shape, out.out(), (p.view(),))
+        elementwise.run(UnaryOp.COPY, p.shape, out.out(), (p.view(),))
     return out
 
 

@@ -1,23 +1,115 @@
-"""The Taichi runtime of this process: one arch, started once, as an object.
+"""The device and the one Taichi runtime of this process (Burn's `WgpuDevice`
+and its runtime).
 
-Taichi has one runtime per process, and `ti.init` again would invalidate every
-live tensor, so the first tensor (or `TaichiDevice.best_available()`) starts
-it and `current` holds it from then on. A runtime the user started with
-`ti.init` before burnbook's first tensor is adopted.
+`TaichiDevice` names where Taichi runs. Taichi has one runtime per process,
+and `ti.init` again would invalidate every live tensor, so the first tensor
+(or `TaichiDevice.best_available()`) starts it and `current` holds it from
+then on. A runtime the user started with `ti.init` before burnbook's first
+tensor is adopted. Starting it hands the kernels (`burnbook.kernels`) the fast
+launcher, the allocator and the settings (`kernels.context.install`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import glob
 import io
 import os
+import platform
+import sys
 import time
 from typing import Any
 
 import numpy as np
+import taichi as ti
 
-from .device import KINDS, TaichiDevice, gpu_render_node
+from burnbook import kernels
+
+from . import launcher
 from .settings import SETTINGS, KernelSettings
+
+KINDS = {"cpu": "cpu", "x64": "cpu", "arm64": "cpu", "cuda": "cuda", "vulkan": "vulkan", "metal": "metal"}
+"""Taichi's arch names (and burnbook's) -> the device kind."""
+
+
+class DeviceDtypeError(TypeError):
+    """A tensor of a dtype that the running Taichi device cannot hold (f64 on Metal)."""
+
+
+def host_arch() -> str:
+    """Taichi's name of this machine's CPU arch (x64, arm64, ...)."""
+    m = platform.machine().lower()
+    return {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(m, m)
+
+
+def gpu_render_node() -> bool:
+    """Whether a GPU could back a Vulkan device here (always true off Linux)."""
+    return not sys.platform.startswith("linux") or bool(glob.glob("/dev/dri/renderD*"))
+
+
+class TaichiDevice:
+    """Where Taichi runs: `cpu()`, `cuda(i)`, `vulkan()`, `metal()` or `best_available()`."""
+
+    __slots__ = ("kind", "index")
+
+    def __init__(self, kind: str = "cpu", index: int = 0) -> None:
+        if kind not in ("cpu", "cuda", "vulkan", "metal"):
+            raise ValueError(f"TaichiDevice: unknown kind {kind!r} (cpu, cuda, vulkan, metal)")
+        self.kind, self.index = kind, int(index) if kind == "cuda" else 0
+
+    @classmethod
+    def cpu(cls) -> "TaichiDevice":
+        return cls("cpu")
+
+    @classmethod
+    def cuda(cls, i: int = 0) -> "TaichiDevice":
+        """CUDA device `i`. Taichi binds one CUDA device per process: for i > 0
+        burnbook narrows CUDA_VISIBLE_DEVICES to it before starting the runtime."""
+        return cls("cuda", i)
+
+    @classmethod
+    def vulkan(cls) -> "TaichiDevice":
+        return cls("vulkan")
+
+    @classmethod
+    def metal(cls) -> "TaichiDevice":
+        return cls("metal")
+
+    @classmethod
+    def best_available(cls) -> "TaichiDevice":
+        """The device the runtime runs on, starting it if needed on the first of
+        CUDA, Metal, Vulkan that really initialises, else the CPU. Starting is
+        the only reliable probe, so this call starts Taichi's runtime.
+
+        On Linux, Vulkan is tried only where a GPU render node exists
+        (`/dev/dri/renderD*`): without one the only Vulkan driver is a software
+        one (Mesa's lavapipe), slower than Taichi's own CPU backend. Ask for it
+        with `TaichiDevice.vulkan()` or `BURNBOOK_TAICHI_ARCH=vulkan`."""
+        return start_best().device
+
+    @classmethod
+    def from_env(cls) -> "TaichiDevice":
+        """The device `BURNBOOK_TAICHI_ARCH` names: cpu (the default), cuda[:i],
+        vulkan, metal, or best (`best_available()`)."""
+        spec = os.environ.get("BURNBOOK_TAICHI_ARCH", "cpu").strip().lower()
+        if spec in ("best", "gpu", "auto"):
+            return cls.best_available()
+        kind, _, index = spec.partition(":")
+        if kind not in KINDS or (index and not index.isdigit()):
+            raise ValueError(f"BURNBOOK_TAICHI_ARCH={spec!r}: expected cpu, cuda[:i], vulkan, metal or best")
+        return cls(KINDS[kind], int(index or 0))
+
+    def __repr__(self) -> str:
+        if self.kind == "cpu":
+            return f"Cpu({host_arch()})"
+        return f"Cuda({self.index})" if self.kind == "cuda" else self.kind.capitalize()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TaichiDevice) and (self.kind, self.index) == (other.kind, other.index)
+
+    def __hash__(self) -> int:
+        return hash(("taichi", self.kind, self.index))
+
 
 F32, F64, F16 = np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16)
 I64, BOOL = np.dtype(np.int64), np.dtype(np.bool_)
@@ -30,8 +122,6 @@ class TaichiRuntime:
     and the kernel settings."""
 
     def __init__(self, device: TaichiDevice, kernels: Any, settings: KernelSettings) -> None:
-        import taichi as ti
-
         self.device = device
         self.kernels = kernels
         self.settings = settings
@@ -45,9 +135,7 @@ class TaichiRuntime:
         self.has_f64 = device.kind != "metal" and (device.kind != "vulkan" or kernels.data.f64_works())
         # Vector-typed ndarray accesses are SIMD only where vectors stay LLVM
         # vectors (`_init` on the CPU; a runtime the user started may differ).
-        from . import compat
-
-        self.simd = device.kind == "cpu" and not compat.config()["real_matrix_scalarize"]
+        self.simd = device.kind == "cpu" and not launcher.config()["real_matrix_scalarize"]
 
     def __repr__(self) -> str:
         return f"TaichiRuntime({self.device!r}, launch={self.settings.launch})"
@@ -72,24 +160,20 @@ def start(device: Any, probing: bool = False) -> "TaichiRuntime | None":
             f"this process already runs Taichi on {current.device!r}; a tensor on {device!r} needs a new "
             "Python process (restart the notebook kernel). Taichi has one runtime per process, and "
             "re-initialising it would invalidate every live tensor.")
-    from burnbook import kernels  # imports taichi without its version banner
-    import taichi as ti
-
-    from . import compat
-
-    if compat.program() is None and not _init(ti, device, probing):
+    if launcher.program() is None and not _init(device, probing):
         return None
-    actual = KINDS.get(compat.running_arch(), "?")
+    actual = KINDS.get(launcher.running_arch(), "?")
     if actual != device.kind:
         raise RuntimeError(
-            f"this process already runs Taichi on {compat.running_arch()} (started outside "
+            f"this process already runs Taichi on {launcher.running_arch()} (started outside "
             f"burnbook); a tensor on {device!r} needs a new Python process.")
     SETTINGS.start(device.kind)
+    kernels.context.install(launcher.Launcher, launcher.buffer, SETTINGS)
     current = TaichiRuntime(device, kernels, SETTINGS)
     return current
 
 
-def _init(ti: Any, device: TaichiDevice, probing: bool) -> bool:
+def _init(device: TaichiDevice, probing: bool) -> bool:
     """`ti.init` for `device`'s arch, quietly and with the offline cache on."""
     arch = {"cpu": ti.cpu, "cuda": ti.cuda, "vulkan": ti.vulkan, "metal": ti.metal}[device.kind]
     if device.kind == "cuda" and device.index:
@@ -124,9 +208,7 @@ def _drop_stale_cache_lock() -> None:
     never removes it itself: every later process would then warn "Lock ...
     failed" on stderr at its first kernel and at exit (a notebook cell's
     output included) and stop updating the cache, until `ti cache clean`."""
-    from . import compat
-
-    lock = os.path.join(compat.offline_cache_folder(), "ticache.lock")
+    lock = os.path.join(launcher.offline_cache_folder(), "ticache.lock")
     try:
         if time.time() - os.path.getmtime(lock) > STALE_LOCK_S:
             os.remove(lock)
@@ -139,18 +221,13 @@ def start_best() -> TaichiRuntime:
     that initialises (Vulkan only with a GPU render node on Linux), else the CPU."""
     if current is not None:
         return current
-    import burnbook.kernels  # noqa: F401  - taichi, imported quietly
-    import taichi as ti
-
-    from . import compat
-
-    if compat.program() is not None:  # started by the user: adopt it
-        return start(TaichiDevice(KINDS.get(compat.running_arch(), "cpu")))
+    if launcher.program() is not None:  # started by the user: adopt it
+        return start(TaichiDevice(KINDS.get(launcher.running_arch(), "cpu")))
     ti.set_logging_level(ti.ERROR)  # probes log "library not found" warnings
     for kind in ("cuda", "metal", "vulkan"):
         if kind == "vulkan" and not gpu_render_node():
             continue
-        if compat.compiled_with(kind):
+        if launcher.compiled_with(kind):
             rt = start(TaichiDevice(kind), probing=True)
             if rt is not None:
                 return rt

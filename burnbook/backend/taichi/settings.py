@@ -1,4 +1,5 @@
-"""The Taichi backend's tuning knobs, in one object that kernels read at launch.
+"""The Taichi backend's tuning knobs, in one object that kernels read at launch
+(the runtime hands it to `burnbook.kernels.context` when it starts).
 
 The runtime fills in the defaults for its arch when it starts; a test (or a
 reader measuring something) changes them for a block with `override`:
@@ -14,6 +15,8 @@ import dataclasses
 import os
 from pathlib import Path
 from typing import Iterator
+
+from burnbook.kernels.context import LaunchSettings
 
 _CHOICES = {"matmul": ("blas", "kernel"), "columns": ("host", "kernel"), "launch": ("fast", "public"),
             "conv": ("auto", "im2col", "direct"), "lanes": (0, 8)}
@@ -43,22 +46,12 @@ def _env_pool_mb() -> float:
 
 
 @dataclasses.dataclass
-class KernelSettings:
-    """Every tuning choice of the Taichi backend. None of them changes a result
-    beyond float rounding (the reduction split changes the summation order)."""
+class KernelSettings(LaunchSettings):
+    """Every tuning choice of the Taichi backend: what the kernels read
+    (`LaunchSettings`: serial_below, block, reduce_tasks, reduce_min_chunk,
+    and the arch's gpu and spirv) and the backend's own choices below. None
+    of them changes a result beyond float rounding."""
 
-    serial_below: int = 16384
-    """Launches over fewer elements run serially on the calling thread: on the
-    CPU arch, waking Taichi's thread pool costs more than it saves below ~16K
-    elements (11 us vs 5.6 us for a 4-element launch, measured). 0 on GPUs."""
-    block: int = 4096
-    """Elements one task walks along the inner dim: long serial runs per CPU
-    thread, one element per GPU thread."""
-    reduce_tasks: int = 16 * (os.cpu_count() or 1)
-    """A reduction with fewer outputs than this is split into chunks along the
-    reduced dim, so that it still fills the arch."""
-    reduce_min_chunk: int = 4096
-    """The shortest chunk such a split makes."""
     matmul: str = "blas"
     """"blas": NumPy's matmul on the device buffers (CPU arch only, where device
     memory is host memory); "kernel": the Taichi kernel (always on GPUs).
@@ -66,11 +59,11 @@ class KernelSettings:
     columns: str = "host"
     """How a conv builds its column matrix (im2col) and folds tap planes back
     onto the output grid (col2im): "host", NumPy copies and adds on the
-    device buffers (CPU arch only, like "blas"); "kernel", the Taichi kernels
-    of kernels/conv.py (always on GPUs). Both add in the same order, so the
-    same results. On the CPU the copies are memory-bound and NumPy's run as
-    vector loads and stores where Taichi's scalar loops do not (see
-    kernels/conv.py): the guide CNN's im2col takes ~1 ms on the host and
+    device buffers (CPU arch only, like "blas"; ops/columns.py); "kernel", the
+    Taichi kernels of kernels/conv.py (always on GPUs). Both add in the same
+    order, so the same results. On the CPU the copies are memory-bound and
+    NumPy's run as vector loads and stores where Taichi's scalar loops do not
+    (see kernels/conv.py): the guide CNN's im2col takes ~1 ms on the host and
     ~3 ms as a kernel. `BURNBOOK_TAICHI_COLUMNS=kernel` forces the kernels."""
     lanes: int = 8
     """Fused maps over dense operands whose element count is a multiple of 8
@@ -83,17 +76,13 @@ class KernelSettings:
     pool_mb: float = 256.0
     """MiB of freed buffers kept for reuse (`BURNBOOK_TAICHI_POOL_MB`)."""
     launch: str = "fast"
-    """"fast": launches reuse Taichi's compiled kernels directly (compat.py);
+    """"fast": launches reuse Taichi's compiled kernels directly (launcher.py);
     "public": every launch and allocation goes through Taichi's public API
     (`BURNBOOK_TAICHI_LAUNCH=public`), the tested fallback for a Taichi upgrade."""
     conv: str = "auto"
     """conv2d's kernel: "auto" times im2col+matmul against the direct kernel
     once per shape class and keeps the faster (autotune.py); "im2col" or
     "direct" forces one."""
-    gpu: bool = False
-    """Whether the arch is a GPU one (CUDA, Vulkan, Metal); set by the runtime."""
-    spirv: bool = False
-    """Whether kernels compile to SPIR-V (Vulkan, Metal); set by the runtime."""
 
     def start(self, kind: str) -> None:
         """Set the defaults of the arch `kind` the runtime starts on, reading

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..device import TaichiDevice
 from ..primitive import TaichiTensor, full
-from ..runtime import BOOL, F32, I64, start
-from . import launch as L
+from ..runtime import BOOL, F32, I64, TaichiDevice, start
+from . import launch
 from .float_ops import from_data
-from .launch import Map1, Map2
+from .launch import BinaryOp, UnaryOp
 
 
 class BoolOps:
@@ -29,9 +28,9 @@ class BoolOps:
     def bool_dtype(p: TaichiTensor) -> np.dtype:
         return p.dtype
 
-    bool_equal = L.binary("bool_equal", Map2.EQ, BOOL)
-    bool_not = L.unary(Map1.NOT, BOOL)
-    bool_and = L.binary("bool_and", Map2.AND, BOOL)
-    bool_or = L.binary("bool_or", Map2.OR, BOOL)
-    bool_into_int = L.unary(Map1.COPY, I64)
-    bool_into_float = L.unary(Map1.COPY, F32)
+    bool_equal = launch.binary("bool_equal", BinaryOp.EQ, BOOL)
+    bool_not = launch.unary(UnaryOp.NOT, BOOL)
+    bool_and = launch.binary("bool_and", BinaryOp.AND, BOOL)
+    bool_or = launch.binary("bool_or", BinaryOp.OR, BOOL)
+    bool_into_int = launch.unary(UnaryOp.COPY, I64)
+    bool_into_float = launch.unary(UnaryOp.COPY, F32)

@@ -10,12 +10,11 @@ import numpy as np
 
 from burnbook.kernels import data
 
-from ..compat import host_array, host_writable
-from ..device import TaichiDevice
+from ..launcher import host_array, host_writable
 from ..primitive import TaichiTensor, alloc, contiguous, full, materialize, reshaped, same_device
-from ..runtime import BOOL, F32, FLOATS, I64, start
-from . import launch as L
-from .launch import Map1, Map2, Map3, Reduce
+from ..runtime import BOOL, F32, FLOATS, I64, TaichiDevice, start
+from . import launch
+from .launch import BinaryOp, Reduce, TernaryOp, UnaryOp
 
 
 def from_data(array: Any, device: TaichiDevice, dtype: np.dtype) -> TaichiTensor:
@@ -133,16 +132,16 @@ class FloatOps:
 
     @staticmethod
     def float_slice(p: TaichiTensor, ranges: Sequence[slice]) -> TaichiTensor:
-        return L.slice_view(p, ranges)
+        return launch.slice_view(p, ranges)
 
     @staticmethod
     def float_slice_assign(p: TaichiTensor, ranges: Sequence[slice], values: TaichiTensor) -> TaichiTensor:
         same_device("slice_assign", (p, values))
         out = materialize(p)
-        L.copy_into(L.slice_view(out, ranges), values, "slice_assign")
+        launch.copy_into(launch.slice_view(out, ranges), values, "slice_assign")
         return out
 
-    float_cat = staticmethod(L.cat)
+    float_cat = staticmethod(launch.cat)
 
     # -- indexing ----------------------------------------------------------------
     @staticmethod
@@ -150,90 +149,90 @@ class FloatOps:
         """take_along_axis: out[i] = p[i with dim -> indices[i]], other dims broadcasting."""
         same_device("gather", (p, indices))
         _check_index("gather", dim, p, indices)
-        return L.gather("gather", dim, p, indices.view(), indices.shape)
+        return launch.gather("gather", dim, p, indices.view(), indices.shape)
 
     @staticmethod
     def float_scatter(dim: int, p: TaichiTensor, indices: TaichiTensor, values: TaichiTensor) -> TaichiTensor:
         """A copy of p with values added at indices along dim (np.add.at)."""
         same_device("scatter", (p, indices))
         _check_index("scatter", dim, p, indices)
-        return L.scatter("scatter", dim, p, indices.view(), values, indices.shape)
+        return launch.scatter("scatter", dim, p, indices.view(), values, indices.shape)
 
     @staticmethod
     def float_select(p: TaichiTensor, dim: int, indices: TaichiTensor) -> TaichiTensor:
         same_device("select", (p, indices))
         shape = p.shape[:dim] + (indices.shape[0],) + p.shape[dim + 1:]
-        return L.gather("select", dim, p, L.select_view(indices, shape, dim), shape)
+        return launch.gather("select", dim, p, launch.select_view(indices, shape, dim), shape)
 
     @staticmethod
     def float_select_assign(p: TaichiTensor, dim: int, indices: TaichiTensor, values: TaichiTensor) -> TaichiTensor:
         same_device("select_assign", (p, indices))
         shape = p.shape[:dim] + (indices.shape[0],) + p.shape[dim + 1:]
-        return L.scatter("select_assign", dim, p, L.select_view(indices, shape, dim), values, shape)
+        return launch.scatter("select_assign", dim, p, launch.select_view(indices, shape, dim), values, shape)
 
     @staticmethod
     def float_mask_where(p: TaichiTensor, mask: TaichiTensor, values: TaichiTensor) -> TaichiTensor:
-        return L.map3("mask_where", Map3.WHERE, p, mask, values)
+        return launch.map3("mask_where", TernaryOp.WHERE, p, mask, values)
 
     @staticmethod
     def float_mask_fill(p: TaichiTensor, mask: TaichiTensor, value: Any) -> TaichiTensor:
         s = float(value) if p.dtype in FLOATS else int(value)
-        return L.map2("mask_fill", Map2.FILL, (p, mask), p.dtype, s, promote=False)
+        return launch.map2("mask_fill", BinaryOp.FILL, (p, mask), p.dtype, s, promote=False)
 
     # -- arithmetic --------------------------------------------------------------
-    float_add = L.binary("float_add", Map2.ADD)
-    float_sub = L.binary("float_sub", Map2.SUB)
-    float_mul = L.binary("float_mul", Map2.MUL)
-    float_div = L.binary("float_div", Map2.DIV)
-    float_powf = L.binary("float_powf", Map2.POW)
-    float_add_scalar = L.scalar_float(Map1.ADD_S)
-    float_sub_scalar = L.scalar_float(Map1.SUB_S)
-    float_mul_scalar = L.scalar_float(Map1.MUL_S)
-    float_div_scalar = L.scalar_float(Map1.DIV_S)
-    float_powf_scalar = L.scalar_float(Map1.POW_S)
-    float_neg = L.unary(Map1.NEG)
-    float_abs = L.unary(Map1.ABS)
+    float_add = launch.binary("float_add", BinaryOp.ADD)
+    float_sub = launch.binary("float_sub", BinaryOp.SUB)
+    float_mul = launch.binary("float_mul", BinaryOp.MUL)
+    float_div = launch.binary("float_div", BinaryOp.DIV)
+    float_powf = launch.binary("float_powf", BinaryOp.POW)
+    float_add_scalar = launch.scalar_float(UnaryOp.ADD_S)
+    float_sub_scalar = launch.scalar_float(UnaryOp.SUB_S)
+    float_mul_scalar = launch.scalar_float(UnaryOp.MUL_S)
+    float_div_scalar = launch.scalar_float(UnaryOp.DIV_S)
+    float_powf_scalar = launch.scalar_float(UnaryOp.POW_S)
+    float_neg = launch.unary(UnaryOp.NEG)
+    float_abs = launch.unary(UnaryOp.ABS)
 
     @staticmethod
     def float_clamp(p: TaichiTensor, min: Any = None, max: Any = None) -> TaichiTensor:  # noqa: A002
         if min is None and max is None:
             return p
-        return L.map1(p, Map1.CLAMP, None, *L.float_bounds(min, max))
+        return launch.map1(p, UnaryOp.CLAMP, None, *launch.float_bounds(min, max))
 
     # -- unary math ----------------------------------------------------------------
-    float_exp = L.unary(Map1.EXP)
-    float_log = L.unary(Map1.LOG)
-    float_log1p = L.unary(Map1.LOG1P)
-    float_erf = L.unary(Map1.ERF)
-    float_sqrt = L.unary(Map1.SQRT)
-    float_recip = L.unary(Map1.RECIP)
-    float_cos = L.unary(Map1.COS)
-    float_sin = L.unary(Map1.SIN)
-    float_tanh = L.unary(Map1.TANH)
+    float_exp = launch.unary(UnaryOp.EXP)
+    float_log = launch.unary(UnaryOp.LOG)
+    float_log1p = launch.unary(UnaryOp.LOG1P)
+    float_erf = launch.unary(UnaryOp.ERF)
+    float_sqrt = launch.unary(UnaryOp.SQRT)
+    float_recip = launch.unary(UnaryOp.RECIP)
+    float_cos = launch.unary(UnaryOp.COS)
+    float_sin = launch.unary(UnaryOp.SIN)
+    float_tanh = launch.unary(UnaryOp.TANH)
 
     # -- comparison ----------------------------------------------------------------
-    float_equal = L.binary("float_equal", Map2.EQ, BOOL)
-    float_greater = L.binary("float_greater", Map2.GT, BOOL)
-    float_greater_equal = L.binary("float_greater_equal", Map2.GE, BOOL)
-    float_lower = L.binary("float_lower", Map2.LT, BOOL)
-    float_lower_equal = L.binary("float_lower_equal", Map2.LE, BOOL)
-    float_equal_elem = L.scalar_float(Map1.EQ_S, BOOL)
-    float_greater_elem = L.scalar_float(Map1.GT_S, BOOL)
-    float_greater_equal_elem = L.scalar_float(Map1.GE_S, BOOL)
-    float_lower_elem = L.scalar_float(Map1.LT_S, BOOL)
-    float_lower_equal_elem = L.scalar_float(Map1.LE_S, BOOL)
+    float_equal = launch.binary("float_equal", BinaryOp.EQ, BOOL)
+    float_greater = launch.binary("float_greater", BinaryOp.GT, BOOL)
+    float_greater_equal = launch.binary("float_greater_equal", BinaryOp.GE, BOOL)
+    float_lower = launch.binary("float_lower", BinaryOp.LT, BOOL)
+    float_lower_equal = launch.binary("float_lower_equal", BinaryOp.LE, BOOL)
+    float_equal_elem = launch.scalar_float(UnaryOp.EQ_S, BOOL)
+    float_greater_elem = launch.scalar_float(UnaryOp.GT_S, BOOL)
+    float_greater_equal_elem = launch.scalar_float(UnaryOp.GE_S, BOOL)
+    float_lower_elem = launch.scalar_float(UnaryOp.LT_S, BOOL)
+    float_lower_equal_elem = launch.scalar_float(UnaryOp.LE_S, BOOL)
 
     # -- reductions ----------------------------------------------------------------
-    float_sum = L.reduction_all("float_sum", Reduce.SUM)
-    float_max = L.reduction_all("float_max", Reduce.MAX)
-    float_min = L.reduction_all("float_min", Reduce.MIN)
-    float_sum_dim = L.reduction("float_sum_dim", Reduce.SUM)
-    float_mean_dim = L.reduction("float_mean_dim", Reduce.SUM, mean=True)
-    float_max_dim = L.reduction("float_max_dim", Reduce.MAX)
-    float_min_dim = L.reduction("float_min_dim", Reduce.MIN)
-    float_argmax = L.reduction("float_argmax", Reduce.ARGMAX)
-    float_argmin = L.reduction("float_argmin", Reduce.ARGMIN)
+    float_sum = launch.reduction_all("float_sum", Reduce.SUM)
+    float_max = launch.reduction_all("float_max", Reduce.MAX)
+    float_min = launch.reduction_all("float_min", Reduce.MIN)
+    float_sum_dim = launch.reduction("float_sum_dim", Reduce.SUM)
+    float_mean_dim = launch.reduction("float_mean_dim", Reduce.SUM, mean=True)
+    float_max_dim = launch.reduction("float_max_dim", Reduce.MAX)
+    float_min_dim = launch.reduction("float_min_dim", Reduce.MIN)
+    float_argmax = launch.reduction("float_argmax", Reduce.ARGMAX)
+    float_argmin = launch.reduction("float_argmin", Reduce.ARGMIN)
 
     # -- linear algebra and conversion -------------------------------------------
-    float_matmul = staticmethod(L.matmul)
-    float_into_int = L.unary(Map1.COPY, I64)
+    float_matmul = staticmethod(launch.matmul)
+    float_into_int = launch.unary(UnaryOp.COPY, I64)

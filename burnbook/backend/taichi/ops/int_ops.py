@@ -9,13 +9,12 @@ import numpy as np
 
 from burnbook.kernels import data
 
-from ..device import TaichiDevice
 from ..primitive import TaichiTensor, alloc, full
 from .. import runtime
-from ..runtime import BOOL, F32, I64
-from . import launch as L
+from ..runtime import BOOL, F32, I64, TaichiDevice
+from . import launch
 from .float_ops import from_data
-from .launch import Map1, Map2, Reduce
+from .launch import BinaryOp, Reduce, UnaryOp
 
 
 class IntOps:
@@ -31,7 +30,7 @@ class IntOps:
 
     @staticmethod
     def int_full(shape: tuple, value: int, device: TaichiDevice) -> TaichiTensor:
-        return full(shape, L.int_scalar("int_full", value), I64, runtime.start(device).device)
+        return full(shape, launch.int_scalar("int_full", value), I64, runtime.start(device).device)
 
     @staticmethod
     def int_clamp(p: TaichiTensor, min: Any = None, max: Any = None) -> TaichiTensor:  # noqa: A002
@@ -40,7 +39,7 @@ class IntOps:
         info = np.iinfo(np.int64)
         lo = info.min if min is None else int(min)
         hi = info.max if max is None else int(max)
-        return L.map1(p, Map1.CLAMP, None, lo, hi)
+        return launch.map1(p, UnaryOp.CLAMP, None, lo, hi)
 
     @staticmethod
     def int_arange(start: int, end: int, step: int, device: TaichiDevice) -> TaichiTensor:
@@ -49,32 +48,32 @@ class IntOps:
             data.arange(out.buf, start, step)
         return out
 
-    int_add = L.binary("int_add", Map2.ADD)
-    int_sub = L.binary("int_sub", Map2.SUB)
-    int_mul = L.binary("int_mul", Map2.MUL)
-    int_div = L.binary("int_div", Map2.DIV)
-    int_add_scalar = L.scalar_int("int_add_scalar", Map1.ADD_S)
-    int_sub_scalar = L.scalar_int("int_sub_scalar", Map1.SUB_S)
-    int_mul_scalar = L.scalar_int("int_mul_scalar", Map1.MUL_S)
-    int_div_scalar = L.scalar_int("int_div_scalar", Map1.DIV_S)
-    int_neg = L.unary(Map1.NEG)
-    int_abs = L.unary(Map1.ABS)
-    int_equal = L.binary("int_equal", Map2.EQ, BOOL)
-    int_greater = L.binary("int_greater", Map2.GT, BOOL)
-    int_greater_equal = L.binary("int_greater_equal", Map2.GE, BOOL)
-    int_lower = L.binary("int_lower", Map2.LT, BOOL)
-    int_lower_equal = L.binary("int_lower_equal", Map2.LE, BOOL)
-    int_equal_elem = L.compare_int("int_equal_elem", Map1.EQ_S)
-    int_greater_elem = L.compare_int("int_greater_elem", Map1.GT_S)
-    int_greater_equal_elem = L.compare_int("int_greater_equal_elem", Map1.GE_S)
-    int_lower_elem = L.compare_int("int_lower_elem", Map1.LT_S)
-    int_lower_equal_elem = L.compare_int("int_lower_equal_elem", Map1.LE_S)
-    int_sum = L.reduction_all("int_sum", Reduce.SUM)
-    int_max = L.reduction_all("int_max", Reduce.MAX)
-    int_min = L.reduction_all("int_min", Reduce.MIN)
-    int_sum_dim = L.reduction("int_sum_dim", Reduce.SUM)
-    int_max_dim = L.reduction("int_max_dim", Reduce.MAX)
-    int_min_dim = L.reduction("int_min_dim", Reduce.MIN)
-    int_argmax = L.reduction("int_argmax", Reduce.ARGMAX)
-    int_argmin = L.reduction("int_argmin", Reduce.ARGMIN)
-    int_into_float = L.unary(Map1.COPY, F32)
+    int_add = launch.binary("int_add", BinaryOp.ADD)
+    int_sub = launch.binary("int_sub", BinaryOp.SUB)
+    int_mul = launch.binary("int_mul", BinaryOp.MUL)
+    int_div = launch.binary("int_div", BinaryOp.DIV)
+    int_add_scalar = launch.scalar_int("int_add_scalar", UnaryOp.ADD_S)
+    int_sub_scalar = launch.scalar_int("int_sub_scalar", UnaryOp.SUB_S)
+    int_mul_scalar = launch.scalar_int("int_mul_scalar", UnaryOp.MUL_S)
+    int_div_scalar = launch.scalar_int("int_div_scalar", UnaryOp.DIV_S)
+    int_neg = launch.unary(UnaryOp.NEG)
+    int_abs = launch.unary(UnaryOp.ABS)
+    int_equal = launch.binary("int_equal", BinaryOp.EQ, BOOL)
+    int_greater = launch.binary("int_greater", BinaryOp.GT, BOOL)
+    int_greater_equal = launch.binary("int_greater_equal", BinaryOp.GE, BOOL)
+    int_lower = launch.binary("int_lower", BinaryOp.LT, BOOL)
+    int_lower_equal = launch.binary("int_lower_equal", BinaryOp.LE, BOOL)
+    int_equal_elem = launch.compare_int("int_equal_elem", UnaryOp.EQ_S)
+    int_greater_elem = launch.compare_int("int_greater_elem", UnaryOp.GT_S)
+    int_greater_equal_elem = launch.compare_int("int_greater_equal_elem", UnaryOp.GE_S)
+    int_lower_elem = launch.compare_int("int_lower_elem", UnaryOp.LT_S)
+    int_lower_equal_elem = launch.compare_int("int_lower_equal_elem", UnaryOp.LE_S)
+    int_sum = launch.reduction_all("int_sum", Reduce.SUM)
+    int_max = launch.reduction_all("int_max", Reduce.MAX)
+    int_min = launch.reduction_all("int_min", Reduce.MIN)
+    int_sum_dim = launch.reduction("int_sum_dim", Reduce.SUM)
+    int_max_dim = launch.reduction("int_max_dim", Reduce.MAX)
+    int_min_dim = launch.reduction("int_min_dim", Reduce.MIN)
+    int_argmax = launch.reduction("int_argmax", Reduce.ARGMAX)
+    int_argmin = launch.reduction("int_argmin", Reduce.ARGMIN)
+    int_into_float = launch.unary(UnaryOp.COPY, F32)

@@ -9,20 +9,22 @@ from typing import Any, Sequence
 import numpy as np
 
 from burnbook.kernels import elementwise, index, layout, matmul as matmul_kernel, reduce as reduce_kernel
-from burnbook.kernels.elementwise import Map1, Map2, Map3
+from burnbook.kernels.elementwise import BinaryOp, TernaryOp, UnaryOp
 from burnbook.kernels.reduce import Reduce
 
 from ...base import broadcast_shape
 from .. import runtime as _rt
 from ..primitive import TaichiTensor, alloc, broadcast, full, materialize, same_device
 from ..runtime import BOOL, F16, F32, I64
+from ..settings import SETTINGS
+from . import blas
 
-__all__ = ["Map1", "Map2", "Map3", "Reduce", "binary", "cat", "compare_int", "copy_into", "gather", "int_compare",
-           "int_scalar", "map1", "map2", "map3", "matmul", "reduce", "reduce_all", "reduction", "reduction_all",
-           "scalar_float", "scalar_int", "scatter", "select_view", "slice_view", "unary"]
+__all__ = ["BinaryOp", "Reduce", "TernaryOp", "UnaryOp", "binary", "cat", "compare_int", "copy_into", "gather",
+           "int_compare", "int_scalar", "map1", "map2", "map3", "matmul", "reduce", "reduce_all", "reduction",
+           "reduction_all", "scalar_float", "scalar_int", "scatter", "select_view", "slice_view", "unary"]
 
 
-def map1(p: TaichiTensor, op: Map1, dtype: np.dtype | None = None, s1: Any = 0, s2: Any = 0) -> TaichiTensor:
+def map1(p: TaichiTensor, op: UnaryOp, dtype: np.dtype | None = None, s1: Any = 0, s2: Any = 0) -> TaichiTensor:
     """op(p, s1, s2) element-wise, into a new tensor of `dtype` (p's by default)."""
     out = alloc(p.shape, dtype or p.dtype, p.device)
     if out.buf is not None:
@@ -30,7 +32,7 @@ def map1(p: TaichiTensor, op: Map1, dtype: np.dtype | None = None, s1: Any = 0, 
     return out
 
 
-def map2(name: str, op: Map2, ps: Sequence[TaichiTensor], dtype: np.dtype | None = None, s1: Any = 0,
+def map2(name: str, op: BinaryOp, ps: Sequence[TaichiTensor], dtype: np.dtype | None = None, s1: Any = 0,
          promote: bool = True) -> TaichiTensor:
     """op(a, b) over broadcast operands; operands of differing dtypes are
     promoted as NumPy would (the tensor layer normally prevents it)."""
@@ -45,7 +47,7 @@ def map2(name: str, op: Map2, ps: Sequence[TaichiTensor], dtype: np.dtype | None
     return out
 
 
-def map3(name: str, op: Map3, p: TaichiTensor, mask: TaichiTensor, values: TaichiTensor) -> TaichiTensor:
+def map3(name: str, op: TernaryOp, p: TaichiTensor, mask: TaichiTensor, values: TaichiTensor) -> TaichiTensor:
     """op(p, values, mask) over broadcast operands, in p's dtype."""
     device = same_device(name, (p, mask, values))
     shape = broadcast(name, (p, mask, values))
@@ -65,16 +67,16 @@ def int_scalar(name: str, s: Any) -> int:
     raise TypeError(f"{name}: an Int tensor takes an integer scalar, got {s!r}")
 
 
-def int_compare(name: str, p: TaichiTensor, s: Any, op: Map1) -> TaichiTensor:
+def int_compare(name: str, p: TaichiTensor, s: Any, op: UnaryOp) -> TaichiTensor:
     """Compare an int tensor with a scalar; a non-integral float scalar compares
     exactly as NumPy does, by rounding it the way that keeps the answer."""
     if isinstance(s, (float, np.floating)) and not float(s).is_integer():
         s = float(s)
-        if math.isnan(s) or op == Map1.EQ_S:
+        if math.isnan(s) or op == UnaryOp.EQ_S:
             return full(p.shape, False, BOOL, p.device)
         if math.isinf(s):
-            return full(p.shape, (op in (Map1.GT_S, Map1.GE_S)) == (s < 0), BOOL, p.device)
-        s = math.floor(s) if op in (Map1.GT_S, Map1.LE_S) else math.ceil(s)
+            return full(p.shape, (op in (UnaryOp.GT_S, UnaryOp.GE_S)) == (s < 0), BOOL, p.device)
+        s = math.floor(s) if op in (UnaryOp.GT_S, UnaryOp.LE_S) else math.ceil(s)
     return map1(p, op, BOOL, int_scalar(name, s))
 
 
@@ -182,7 +184,7 @@ def copy_into(region: TaichiTensor, values: TaichiTensor, name: str) -> None:
                          f"slice of shape {list(region.shape)}")
     if math.prod(region.shape) == 0:
         return
-    elementwise.run(Map1.COPY, region.shape, region.out(), (values.view(region.shape),))
+    elementwise.run(UnaryOp.COPY, region.shape, region.out(), (values.view(region.shape),))
 
 
 def cat(ps: Sequence[TaichiTensor], dim: int) -> TaichiTensor:
@@ -198,7 +200,7 @@ def cat(ps: Sequence[TaichiTensor], dim: int) -> TaichiTensor:
     for p in ps:
         if p.buf is not None:
             region = TaichiTensor(out.buf, p.shape, out.strides, at * out.strides[dim], dtype, device)
-            elementwise.run(Map1.COPY, p.shape, region.out(), (p.view(),))
+            elementwise.run(UnaryOp.COPY, p.shape, region.out(), (p.view(),))
         at += p.shape[dim]
     return out
 
@@ -207,7 +209,7 @@ def matmul(lhs: TaichiTensor, rhs: TaichiTensor) -> TaichiTensor:
     """`[..., m, k] @ [..., k, n]`, batch dims broadcasting. Kernel selection: on
     the CPU arch NumPy's BLAS runs on the device buffers themselves (zero-copy;
     ~60 GFLOP/s against 3-6 for the Taichi kernel at 1024x1024 f32, measured);
-    GPU archs run the Taichi kernel (`SETTINGS.matmul`, kernels/matmul.py)."""
+    GPU archs run the Taichi kernel (`SETTINGS.matmul`; ops/blas.py, kernels/matmul.py)."""
     device = same_device("float_matmul", (lhs, rhs))
     ls, rs = lhs.shape, rhs.shape
     if len(ls) < 2 or len(ls) != len(rs) or ls[-1] != rs[-2]:
@@ -225,7 +227,8 @@ def matmul(lhs: TaichiTensor, rhs: TaichiTensor) -> TaichiTensor:
         return full(oshape, 0, lhs.dtype, device)
     out = alloc(oshape, lhs.dtype, device)
     if out.buf is not None:
-        matmul_kernel.run(out.buf, lhs.view(), rhs.view(), ls, rs, oshape, lhs.dtype)
+        run = blas.run if SETTINGS.matmul == "blas" else matmul_kernel.run
+        run(out.buf, lhs.view(), rhs.view(), ls, rs, oshape, lhs.dtype)
     return out
 
 
@@ -235,23 +238,23 @@ def float_bounds(min: Any, max: Any) -> tuple:  # noqa: A002 - the protocol's na
 
 
 # -- method factories: one line per op in the ops classes -------------------------
-def binary(name: str, op: Map2, dtype: np.dtype | None = None) -> staticmethod:
+def binary(name: str, op: BinaryOp, dtype: np.dtype | None = None) -> staticmethod:
     return staticmethod(lambda a, b: map2(name, op, (a, b), dtype))
 
 
-def unary(op: Map1, dtype: np.dtype | None = None) -> staticmethod:
+def unary(op: UnaryOp, dtype: np.dtype | None = None) -> staticmethod:
     return staticmethod(lambda p: map1(p, op, dtype))
 
 
-def scalar_float(op: Map1, dtype: np.dtype | None = None) -> staticmethod:
+def scalar_float(op: UnaryOp, dtype: np.dtype | None = None) -> staticmethod:
     return staticmethod(lambda p, s: map1(p, op, dtype, float(s)))
 
 
-def scalar_int(name: str, op: Map1) -> staticmethod:
+def scalar_int(name: str, op: UnaryOp) -> staticmethod:
     return staticmethod(lambda p, s: map1(p, op, None, int_scalar(name, s)))
 
 
-def compare_int(name: str, op: Map1) -> staticmethod:
+def compare_int(name: str, op: UnaryOp) -> staticmethod:
     return staticmethod(lambda p, s: int_compare(name, p, s, op))
 
 

@@ -1,5 +1,6 @@
 """The Taichi backend's module ops: convolution and pooling on dedicated
-kernels (kernels/conv.py, kernels/pool.py) instead of `ModuleOps`' defaults.
+kernels (kernels/conv.py, kernels/pool.py; a conv's columns on the host on
+the CPU arch, columns.py) instead of `ModuleOps`' defaults.
 
 - conv2d: im2col into a column matrix, then one batched matmul (NumPy's BLAS
   on the CPU arch's device buffers, the Taichi kernel on GPUs); or a direct
@@ -31,7 +32,7 @@ from .. import runtime as _rt
 from ..primitive import TaichiTensor, alloc, contiguous, full, materialize, reshaped
 from ..runtime import F16, F32, I64
 from ..settings import SETTINGS
-from . import launch as L
+from . import columns, launch
 
 __all__ = ["TaichiModuleOps"]
 
@@ -80,14 +81,14 @@ def conv2d_im2col(x: TaichiTensor, weight: TaichiTensor, bias: TaichiTensor | No
     length, rows = ho * wo, cg * kh * kw
     wm = reshaped(weight, (1, g, o // g, rows))
     if bias is not None:
-        wm = L.cat((wm, reshaped(bias, (1, g, o // g, 1))), 3)
+        wm = launch.cat((wm, reshaped(bias, (1, g, o // g, 1))), 3)
         rows += 1
     cols = alloc((n, g, rows, length), x.dtype, x.device)
     window = _window((kh, kw), options.stride, options.padding, options.dilation)
-    conv_k.im2col(cols.buf, x.view(), (n, c, h, w, ho, wo), window, g * rows * length, length,
+    columns.im2col(cols.buf, x.view(), (n, c, h, w, ho, wo), window, g * rows * length, length,
                   cg if bias is not None else 0)
     _COLS[x.buf] = (x.strides, x.offset, x.shape, window, g, (ho, wo), cols.buf, rows * length)
-    out = L.matmul(wm, cols)
+    out = launch.matmul(wm, cols)
     return _view(out.buf, (n, o, ho, wo), (o * length, length, wo, 1), out)
 
 
@@ -174,17 +175,17 @@ class TaichiModuleOps(ModuleOps):
         dims, window = (n, co, h, w, ho, wo), _window((kh, kw), options.stride, options.padding, options.dilation)
         out = alloc((n, co, ho, wo), x.dtype, x.device)
         b = None if bias is None else _packed(_as(bias, x.dtype)).buf
-        if conv_k.on_host() and tuple(options.stride) == (1, 1):
+        if columns.on_host() and tuple(options.stride) == (1, 1):
             # x widened to the grid's rows by zero columns: each tap's plane
             # then adds onto the output grid as one contiguous run.
-            wf = conv_k.grid(dims, window)[1]
+            wf = columns.grid(dims, window)[1]
             xw = alloc((n, ci, h, wf), x.dtype, x.device)
-            conv_k.widen_host(xw.buf, x.view(), (n, ci, h, w), wf)
-            cols = L.matmul(wt, reshaped(xw, (n, g, cig, h * wf)))
-            conv_k.col2im_host(out.buf, cols.buf, b, dims, window, rows=True)
+            columns.widen_host(xw.buf, x.view(), (n, ci, h, w), wf)
+            cols = launch.matmul(wt, reshaped(xw, (n, g, cig, h * wf)))
+            columns.col2im_host(out.buf, cols.buf, b, dims, window, rows=True)
             return out
-        cols = L.matmul(wt, reshaped(x, (n, g, cig, h * w)))
-        conv_k.col2im(out.buf, cols.buf, b, dims, window)
+        cols = launch.matmul(wt, reshaped(x, (n, g, cig, h * w)))
+        columns.col2im(out.buf, cols.buf, b, dims, window)
         return out
 
     @classmethod
@@ -207,12 +208,12 @@ class TaichiModuleOps(ModuleOps):
         cached = _forward_cols(x, window, g, (ho, wo))
         if cached is None:
             cols = alloc((n, c * kh * kw, length), x.dtype, x.device)
-            conv_k.im2col(cols.buf, x.view(), dims, window, c * kh * kw * length, length)
+            columns.im2col(cols.buf, x.view(), dims, window, c * kh * kw * length, length)
             cached = cols.buf, rows * length
         buf, group = cached  # a forward's matrix has a bias row of ones after each group's rows
         cols_t = _view(buf, (n, g, length, rows), (g * group, group, 1, length), x)
         gm = reshaped(output_grad, (n, g, og, length))
-        gw = L.reduce("conv2d_weight_backward", L.matmul(gm, cols_t), 0, L.Reduce.SUM)
+        gw = launch.reduce("conv2d_weight_backward", launch.matmul(gm, cols_t), 0, launch.Reduce.SUM)
         return reshaped(gw, (o, cg, kh, kw))
 
     # -- pooling ----------------------------------------------------------------------------
