@@ -5,6 +5,14 @@ read without executing pickled code.
 
 The names load on first use, so `import burnbook.importer` needs neither the
 onnx package (only importing an ONNX model does) nor anything PyTorch-side.
+
+- `onnx/`: ONNX import in stages, imports running one way: `graph/` (parsing,
+  check, opset, subgraphs), `passes/` (fold, fuse), the operator `table` and
+  its families in `ops/` (arithmetic, elementwise, layout, index, shape,
+  conv_pool, norm, resampling, products, recurrent, control, loop), `walk`,
+  `codegen`, `guard` and `modelgen`; `runtime/` holds the helpers the
+  generated modules call;
+- `pytorch/`: `.pt` archives read by a restricted unpickler, and safetensors.
 """
 
 from importlib import import_module
