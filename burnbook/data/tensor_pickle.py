@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from burnbook.backend.base import Backend
+from burnbook.backend.decorator import Decorator
 from burnbook.tensor import Tensor
 from burnbook.tensor.core import TensorBase
 
@@ -39,7 +39,7 @@ __all__ = ["TensorPickler", "dumps", "loads", "reduce"]
 def _loaded(module: str, name: str) -> type | None:
     """`module.name` when that module is already imported, else None. No
     object of a class exists before its module runs, so checking against a
-    class never has to import it (Fusion's would start Taichi)."""
+    class never has to import it."""
     found = sys.modules.get(module)
     return getattr(found, name, None) if found is not None else None
 
@@ -71,11 +71,10 @@ def reduce(obj: Any, keep_device: bool = True) -> Any:
     if isinstance(obj, type):
         if issubclass(obj, TensorBase) and obj._B is not None:
             return _tensor_type, (obj._B, obj._D, obj._K)
-        if issubclass(obj, Backend):
-            for decorator in (_loaded("burnbook.autodiff", "Autodiff"),
-                              _loaded("burnbook.backend.fusion", "Fusion")):
-                if decorator is not None and issubclass(obj, decorator) and obj is not decorator:
-                    return _decorated, (decorator, obj.InnerBackend)
+        if issubclass(obj, Decorator) and obj._inner is not None:
+            # Autodiff[B] or Fusion[B]: the generic decorator and the backend it wraps
+            # (not InnerBackend, which is Fusion[B] itself for Fusion, as in Burn)
+            return _decorated, (obj._generic, obj._inner)
         return NotImplemented
     param = _loaded("burnbook.module.param", "Param")
     if param is not None and isinstance(obj, param):
