@@ -205,7 +205,7 @@ def test_int_and_bool_kernels_match_numpy() -> None:
 
 def test_f64_math_compiles_on_spirv_and_matches_numpy() -> None:
     """SPIR-V has no 64-bit exp/log/pow/sin/cos/tanh: f64 kernels compute them
-    from f64 arithmetic (kernels/mathfn.py), to within a few ulp, with NumPy's
+    from f64 arithmetic (kernels/spirv_math.py), to within a few ulp, with NumPy's
     special values; f64 arithmetic, sums and matmul run as on the CPU."""
     out = _run("""
         import math
