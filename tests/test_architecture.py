@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import inspect
 from pathlib import Path
 
@@ -220,3 +221,20 @@ def test_autodiff_float_exp_names_its_backward_rule():
     assert rule.__name__ in named, (
         f"Autodiff's float_exp ({ast.unparse(stmt)!r}) does not name its rule {rule.__qualname__}")
     assert "B.float_mul" in inspect.getsource(rule), "rules take the backend as B"
+
+
+def test_the_map_names_files_that_exist():
+    """docs/ARCHITECTURE.md walks an op through named files: each must exist."""
+    text = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    named = set()
+    for span in re.findall(r"`([^`\s]+)`", text):
+        for path in re.sub(r"\{([^}]*)\}", lambda m: "|" + m.group(1) + "|", span).split(" "):
+            if "/" in path and (path.endswith(".py") or path.endswith("/") or "|" in path):
+                head, _, rest = path.partition("|")
+                options, _, tail = rest.partition("|")
+                named |= {head + o + tail for o in options.split(",")} if rest else {path}
+    assert len(named) > 20
+    # A path is relative to the repository, the package, or the package the sentence is about.
+    roots = [ROOT, ROOT / "burnbook"] + [ROOT / "burnbook" / d for d in ("backend", "backend/taichi", "importer/onnx")]
+    missing = sorted(p for p in named if not any((r / p).exists() for r in roots))
+    assert not missing, f"docs/ARCHITECTURE.md names files that do not exist: {missing}"
