@@ -124,3 +124,17 @@ def test_fusion_uses_the_same_base():
     with pytest.raises(TypeError, match="put Fusion inside Autodiff"):
         from burnbook.autodiff import Autodiff
         Fusion[Autodiff[Taichi]]
+
+
+def test_autodiff_declares_every_op_by_name_and_writes_its_own():
+    from burnbook.autodiff import Autodiff
+
+    assert sorted(Autodiff._declarations()) == sorted(ALL_OPS)
+    assert not any(is_stub(getattr(Autodiff, op)) for op in AUTODIFF_OPS)
+
+
+def test_fusion_names_every_op_but_the_protocol_defaults():
+    pytest.importorskip("taichi")
+    from burnbook.backend.fusion import Fusion
+
+    assert sorted(op for op in ALL_OPS if op not in vars(Fusion)) == sorted(DEFAULTS)
