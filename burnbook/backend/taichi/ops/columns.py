@@ -96,13 +96,9 @@ def _im2col_host(cols, x: tuple, dims: tuple, window: tuple, image_stride: int, 
 
 def im2col(cols, x: tuple, dims: tuple, window: tuple, image_stride: int, row_stride: int,
            ones_every: int = 0) -> None:
-    """Fill `cols` with the windows of the view `x` = (buffer, strides [4],
-    offset) of shape dims[:4], one row (c, i, j) per input channel and kernel
-    tap with the Ho*Wo window values; row (c, i, j) of image n starts at
-    `n * image_stride + ((c*kh + i)*kw + j) * row_stride`. With `ones_every`
-    = C/g, each group's rows are followed by a row of ones (rows shift down
-    by one per group before them). NumPy copies where `on_host()`, else
-    the kernel (burnbook.kernels.conv), with the same values."""
+    """`burnbook.kernels.conv.im2col` (its docstring gives the layout of
+    `cols`): NumPy copies where `on_host()`, else the kernel, with the same
+    values."""
     if on_host():
         return _im2col_host(cols, x, dims, window, image_stride, row_stride, ones_every)
     conv.im2col(cols, x, dims, window, image_stride, row_stride, ones_every)
