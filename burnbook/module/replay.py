@@ -37,6 +37,24 @@ Python, so its side effects (prints, counters, Python's `random`) happen
 only on the first two calls. Only plain `NdArray` replays (nothing is
 tracked for autodiff); other backends, keyword arguments and a `forward`
 set on the instance run eagerly.
+
+A call through `replay_call` computes quietly, as onnxruntime does: the
+whole call, eager or replayed, runs under `np.errstate(divide="ignore",
+over="ignore", invalid="ignore")`, so NumPy raises no floating-point
+RuntimeWarning inside it, whatever the warning filters say. The modules
+that route their calls here are graphs imported from a file, and their
+masks, buckets and padding make ±inf and NaN lanes by construction: a
+causal or padding mask leaves a softmax row all -inf (`-inf - -inf` in its
+max subtraction), an additive mask is `log(0)`, T5's position buckets cast
+`log(0)` to an integer, and a later `Where` discards those lanes; burnbook
+cannot tell them from others, so inside such a call it warns about none
+(NaN the model really produces still shows in its output). Everything else
+keeps NumPy's warnings as before: a user's own `x.log()` of 0 or `x.int()`
+of NaN outside the call (burnbook's filter in `burnbook/__init__.py`
+decides which of those show), a hand-written module's `forward`, and
+gradients, which `backward()` computes outside the call. A replay's
+generated function runs as a frame of this module (`__name__`), so
+burnbook's filter applies to it as it does to the eager pass.
 """
 
 from __future__ import annotations
@@ -213,7 +231,9 @@ class _Plan:
                 src.lines.append(f"    del {', '.join(f's{x}' for x in sorted(set(free)))}")
         params = ", ".join(f"s{x}" for x in rec.inputs)
         code = "\n".join([f"def run({params}):", *src.lines, f"    return {returned}"])
-        scope = dict(src.names)
+        # A frame of this module, so burnbook's warning filter (burnbook/__init__.py)
+        # treats the replay as it treats the eager pass.
+        scope = dict(src.names, __name__=__name__)
         exec(compile(code, "<burnbook replay>", "exec"), scope)  # noqa: S102 - our own generated lines
         self._run = scope["run"]
         self.calls = len(kept)
@@ -362,7 +382,14 @@ def _same(a: Any, b: Any) -> bool:
 
 def replay_call(module: Any, args: tuple, kwargs: dict) -> Any:
     """`module(*args)` through its recording where it can be replayed, else
-    `module.forward(*args, **kwargs)`."""
+    `module.forward(*args, **kwargs)`; quietly: NumPy's floating-point
+    warnings (divide by zero, overflow, invalid value, casts included) are
+    off for the call, as in onnxruntime (the module docstring says why)."""
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        return _call(module, args, kwargs)
+
+
+def _call(module: Any, args: tuple, kwargs: dict) -> Any:
     rec = _active
     if rec is not None and rec.thread == threading.get_ident():
         return module.forward(*args, **kwargs)   # inside another module's recording: part of it

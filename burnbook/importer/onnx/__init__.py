@@ -3,7 +3,12 @@
     from burnbook.importer import ModelGen
     ModelGen().input("mnist.onnx").out_dir("model/").run()   # model/mnist.py + model/mnist.mpk
 
-`build_model(path)` gives the same model in memory. The import runs in
+`build_model(path)` gives the same model in memory. A call of a generated
+model goes through `burnbook.module.replay_call` and computes quietly, as
+onnxruntime does: the ±inf/NaN lanes an exported graph makes by
+construction (masked softmax rows, log(0) masks, T5's buckets) raise no
+NumPy warning there, while the user's own tensor ops keep theirs
+(`burnbook/module/replay.py` says the rule). The import runs in
 stages; imports run one way, from the top of this list down:
 
 - `modelgen` (the builder), `codegen` (the generated module's source text),
