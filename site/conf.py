@@ -6,16 +6,30 @@ page's notebook in the repository, the pages of the twin build) and passes
 `-D language=en|zh_CN`. Outputs are the notebooks' stored ones, never
 re-executed; a figure shows as its stored static image (SVG or PNG), and
 nothing on a page loads a script from another host.
+
+Search runs in the browser with no server: a result's snippet comes from
+`_static/burnbook-search-text.js`, each chapter's own words (prose,
+headings and code, not outputs) written here when the build finishes, so
+the search page fetches no page (which a browser refuses from a file://
+URL) and never quotes the theme's buttons. Solutions are left out of the
+index and of the snippets: a search does not give the answers away.
 """
 
 from __future__ import annotations
 
+import html
 import json
+import logging
 import os
+import re
 from pathlib import Path
 from urllib.parse import quote
 
+from docutils import nodes
 from sphinx.search.zh import SearchChinese
+
+# jieba (Chinese search) logs its dictionary loading at DEBUG to stderr.
+logging.getLogger("jieba").setLevel(logging.WARNING)
 
 # The repository readers launch chapters from (README's Binder badge).
 REPOSITORY_URL = os.environ.get("BURNBOOK_SITE_REPOSITORY", "https://github.com/burnbook/burnbook")
@@ -34,6 +48,13 @@ exclude_patterns = ["_build", "_mathjax", "**.ipynb_checkpoints", "_site.json", 
 templates_path = ["_templates"]
 html_static_path = ["_static"]
 html_css_files = ["burnbook.css"]
+html_favicon = "_static/burnbook.svg"
+# The theme's mode before a reader picks one (pydata-sphinx-theme reads it
+# from the context; left empty, its script logs "Got invalid theme mode").
+# Light: the stored figures are drawn on white.
+html_context = {"default_mode": "light"}
+# Snippets come from burnbook-search.js, not from fetching each result's page.
+html_show_search_summary = False
 
 # Stored outputs only.
 nb_execution_mode = "off"
@@ -69,6 +90,10 @@ html_theme_options = {
     "show_toc_level": 2,
     "home_page_in_toc": True,
     "article_header_end": ["lang-switch.html", "article-header-buttons.html"],
+    # One search box, the sidebar's: pydata-sphinx-theme otherwise adds one to
+    # a header bar of its own (and the article header has a search button for
+    # narrow screens, where the sidebar is hidden).
+    "navbar_persistent": [],
 }
 
 
@@ -122,6 +147,102 @@ def _launch_buttons(app, pagename, templatename, context, doctree):
     })
 
 
+def _is_solution(app, docname: str) -> bool:
+    return app.config.burnbook_site["pages"].get(docname, "").startswith("notebooks/solutions/")
+
+
+def _no_search_for_solutions(app, env):
+    """Solutions stay out of the search index (Sphinx's `nosearch` metadata)."""
+    for docname in env.found_docs:
+        if _is_solution(app, docname):
+            env.metadata.setdefault(docname, {})["nosearch"] = True
+    return []
+
+
+_TEXT_BLOCKS = (nodes.paragraph, nodes.title, nodes.literal_block, nodes.term, nodes.caption,
+                nodes.math_block, nodes.rubric, nodes.line)
+
+
+def _inline_text(node: nodes.Node) -> str:
+    """A block's text; raw HTML in it (links staged to the twin language) as its text alone."""
+    if isinstance(node, nodes.Text):
+        return node.astext()
+    if isinstance(node, nodes.raw):
+        if "html" not in node.get("format", "").split():
+            return ""
+        text = re.sub(r"<(script|style)\b.*?</\1\s*>", "", node.astext(), flags=re.IGNORECASE | re.DOTALL)
+        return html.unescape(re.sub(r"<[^>]*>", "", text))
+    if isinstance(node, (nodes.comment, nodes.system_message)):
+        return ""
+    return "".join(_inline_text(child) for child in node.children)
+
+
+def page_text(doctree: nodes.Node) -> tuple[str, dict[str, list[int]]]:
+    """A page's words as a reader sees them (prose, headings and code, not
+    cell outputs), whitespace collapsed, and each section's [start, end) in
+    that text by each of its ids (a search result's anchor)."""
+    pieces: list[str] = []
+    sections: dict[str, list[int]] = {}
+    length = 0
+
+    def add(text: str) -> None:
+        nonlocal length
+        text = " ".join(text.split())
+        if text:
+            if pieces:
+                pieces.append(" ")
+                length += 1
+            pieces.append(text)
+            length += len(text)
+
+    def visit(node: nodes.Node) -> None:
+        if isinstance(node, (nodes.comment, nodes.system_message)):
+            return
+        if isinstance(node, nodes.Element):
+            classes = node.get("classes", [])
+            if "cell_output" in classes or "no-search" in classes:
+                return
+        if isinstance(node, (*_TEXT_BLOCKS, nodes.raw)):
+            add(_inline_text(node))
+        elif isinstance(node, nodes.Text):
+            add(node.astext())
+        else:
+            start = length + (1 if pieces else 0)
+            for child in node.children:
+                visit(child)
+            if isinstance(node, nodes.section):
+                for id_ in node["ids"]:
+                    sections[id_] = [start, length]
+
+    visit(doctree)
+    return "".join(pieces), sections
+
+
+def _write_search_text(app, exception):
+    """`_static/burnbook-search-text.js`: every searchable page's words, for
+    the search page's snippets (burnbook-search.js)."""
+    if exception is not None or app.builder.format != "html":
+        return
+    pages = {}
+    for docname in sorted(app.env.found_docs):
+        if _is_solution(app, docname):
+            continue
+        text, sections = page_text(app.env.get_doctree(docname))
+        pages[docname] = {"text": text, "sections": sections}
+    payload = json.dumps(pages, ensure_ascii=False, separators=(",", ":"))
+    static = Path(app.outdir) / "_static"
+    static.mkdir(exist_ok=True)
+    (static / "burnbook-search-text.js").write_text(f"window.BURNBOOK_SEARCH_TEXT = {payload};\n",
+                                                    encoding="utf-8")
+
+
+def _search_page_scripts(app, pagename, templatename, context, doctree):
+    """The snippets' words and script, on the search page only."""
+    if pagename == "search":
+        app.add_js_file("burnbook-search-text.js", defer="defer")
+        app.add_js_file("burnbook-search.js", defer="defer")
+
+
 def _configure(app, config):
     facts = _site_facts(Path(app.srcdir))
     config.burnbook_site = facts
@@ -144,7 +265,12 @@ def _configure(app, config):
                                               "processClass": "math|output_area|tex2jax_process"},
                                    # jupyter-server-mathjax ships the STIX-Web fonts only.
                                    "HTML-CSS": {"availableFonts": [], "preferredFont": None,
-                                                "webFont": "STIX-Web", "imageFont": None}}
+                                                "webFont": "STIX-Web", "imageFont": None,
+                                                # MathJax's never-loading test font: local() rather
+                                                # than url('about:blank'), which Chrome reports as
+                                                # a blocked cross-origin request.
+                                                "styles": {"@font-face": {"font-family": "MathJax_Blank",
+                                                                          "src": "local('MathJax_Blank')"}}}}
 
 
 class _SearchChinese(SearchChinese):
@@ -165,4 +291,7 @@ def setup(app):
     app.connect("html-page-context", _page_language, priority=100)
     # After the theme's own buttons (priority 501), which it prepares first.
     app.connect("html-page-context", _launch_buttons, priority=502)
+    app.connect("html-page-context", _search_page_scripts)
+    app.connect("env-updated", _no_search_for_solutions)
+    app.connect("build-finished", _write_search_text)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -4,10 +4,15 @@ tools/build_site.py builds chapters 08 and 23 (they store figures) with their
 solutions, en and zh, into build/site-smoke/ (rebuilt only when a notebook,
 site/ or the script changed; tests/browser/test_site_browser.py reuses it).
 The pages must exist, the sidebar must follow the index's reading order,
-search must index English and Chinese words, every language switch and
-cross-language link must land on the twin page, launch buttons must point at
-the chapter's notebook in the repository, and each stored static figure must
-show as an image, with no script from another host on any page.
+search must index English and Chinese words and leave the solutions out,
+its snippets must be the chapters' own words (shipped with the site, so
+search works from a file:// URL), every page must have one search box and
+a valid theme mode, the root page must wear the theme's stylesheet, every
+language switch and cross-language link must land on the twin page, launch
+buttons must point at the chapter's notebook in the repository, and each
+stored static figure must show as an image, with no script from another
+host on any page. tests/browser/test_site_browser.py searches in a browser,
+served and from the file.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -62,6 +68,12 @@ def docs_with(index: dict, word: str) -> set[str]:
     return found
 
 
+def search_text(site: Path, lang: str) -> dict:
+    """What the search page quotes snippets from (site/conf.py writes it)."""
+    text = (site / lang / "_static" / "burnbook-search-text.js").read_text(encoding="utf-8")
+    return json.loads(text[text.index("=") + 1:].strip().rstrip(";"))
+
+
 def test_every_page_is_built(site):
     root = soup(site / "index.html")
     assert {a["href"] for a in root.find_all("a")} == {"en/index.html", "zh/index.html"}
@@ -74,6 +86,37 @@ def test_every_page_is_built(site):
         assert not missing, f"{lang}: pages missing from the smoke site: {missing}"
         title = soup(site / lang / "08-autodiff-gradient-descent.html").find("h1").get_text(strip=True)
         assert title.startswith({"en": "Autodiff and Gradient Descent", "zh": "自动微分与梯度下降"}[lang]), title
+
+
+def test_root_page_wears_the_theme(site):
+    """The landing page is styled by the theme's own stylesheet (present in
+    the site) and says how many chapters each language has."""
+    root = soup(site / "index.html")
+    sheets = [link["href"] for link in root.find_all("link", rel="stylesheet")]
+    assert any(href.endswith("pydata-sphinx-theme.css") for href in sheets), sheets
+    missing = [href for href in sheets if not (site / href).is_file()]
+    assert not missing, f"the root page links stylesheets the site lacks: {missing}"
+    cards = {a["hreflang"]: a.get_text(" ", strip=True) for a in root.select("a.bb-language")}
+    assert set(cards) == {"en", "zh"}
+    assert "2 chapters" in cards["en"] and "2 章" in cards["zh"], cards
+
+
+def test_one_search_box_and_a_theme_mode_on_every_page(site):
+    """The sidebar's search field only (no header bar with a second one), and
+    a default colour mode, so the theme's script finds a valid one."""
+    for page in sorted(site.glob("*/**/*.html")):
+        if "_static" in page.parts:
+            continue
+        html = soup(page)
+        fields = html.select("button.search-button-field")
+        assert len(fields) == 1, f"{page.relative_to(site)}: {len(fields)} search boxes"
+        assert html.select_one(".navbar-persistent--container, .navbar-persistent--mobile") is None
+        assert html.find("html")["data-theme"] == "light", page.relative_to(site)
+        assert 'localStorage.getItem("mode") || ""' not in page.read_text(encoding="utf-8")
+
+
+def test_the_site_holds_no_doctrees(site):
+    assert not list(site.rglob(".doctrees")), "Sphinx's pickled doctrees were published with the site"
 
 
 def test_sidebar_follows_the_index_reading_order(site):
@@ -97,6 +140,58 @@ def test_search_indexes_english_and_chinese(site):
     assert chapter in docs_with(zh, "梯度"), "Chinese search cannot find 梯度 in chapter 08"
     assert chapter in docs_with(zh, "自动微分"), "自动微分 is not indexed as one word"
     assert chapter not in docs_with(en, "梯度")
+
+
+def test_search_leaves_the_solutions_out(site):
+    """A solution page is never a search result: it would give the answers away."""
+    for lang, word in (("en", "descent"), ("zh", "梯度")):
+        index = search_index(site / lang / "searchindex.js")
+        solutions = {i for i, d in enumerate(index["docnames"]) if d.startswith("solutions/")}
+        assert solutions, "the smoke site has no solutions"
+        assert docs_with(index, word), f"{lang}: {word!r} finds nothing"
+        for table in ("terms", "titleterms"):
+            for term, hits in index[table].items():
+                hits = {hits} if isinstance(hits, int) else set(hits)
+                assert not hits & solutions, f"{lang}: {term!r} finds a solution page"
+        titles = {index["docnames"][hit[0]] for hits in index["alltitles"].values() for hit in hits}
+        assert not any(d.startswith("solutions/") for d in titles), f"{lang}: solution titles are searchable"
+        assert not any(d.startswith("solutions/") for d in search_text(site, lang))
+
+
+def test_search_snippets_are_the_chapters_own_words(site):
+    """Each searchable page's words ship with the site (no fetch: a file://
+    page may not fetch): prose and code, not the theme's buttons; each
+    section a result links to is found by its anchor."""
+    for lang in ("en", "zh"):
+        pages = search_text(site, lang)
+        index = search_index(site / lang / "searchindex.js")
+        assert set(pages) == {d for d in index["docnames"] if not d.startswith("solutions/")}
+        for docname, page in pages.items():   # raw HTML (the index's links to the twin pages) as text
+            assert not re.search(r"<a\b|href=|hreflang", page["text"]), f"{lang}/{docname} quotes HTML markup"
+        for notebook in chapters(lang):
+            nb = json.loads(notebook.read_text(encoding="utf-8"))
+            first = "".join(nb["cells"][0]["source"]).split("\n\n")[1]
+            words = " ".join(first.replace("`", "").split())[:60]
+            page = pages[notebook.stem]
+            assert words in page["text"], f"{lang}/{notebook.stem}: {words!r} not in its search text"
+            for furniture in ("Light Dark", "System Settings", "Ctrl+K", "Contents"):
+                assert furniture not in page["text"], f"{lang}/{notebook.stem} quotes {furniture!r}"
+            for anchors in index["alltitles"].values():
+                for doc, anchor in anchors:
+                    if index["docnames"][doc] == notebook.stem and anchor:
+                        start, end = page["sections"][anchor]
+                        assert 0 <= start < end <= len(page["text"])
+        search = (site / lang / "search.html").read_text(encoding="utf-8")
+        assert "burnbook-search-text.js" in search and "burnbook-search.js" in search
+        assert "SHOW_SEARCH_SUMMARY: false" in (site / lang / "_static" / "documentation_options.js").read_text()
+
+
+def test_jieba_builds_its_dictionary_quietly():
+    """site/conf.py quiets jieba's DEBUG log ("Building prefix dict ...") on stderr."""
+    probe = ("import runpy, jieba; runpy.run_path('site/conf.py'); jieba.initialize()")
+    result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == "", f"jieba wrote to stderr: {result.stderr[:500]}"
 
 
 def test_language_switch_reaches_the_twin_page(site):

@@ -2,8 +2,12 @@
 
 Each language is its own Sphinx + myst-nb build of the notebooks' stored
 outputs (never executed): `<out>/en/` and `<out>/zh/`, beside a root
-`index.html` that links both. Every page links its twin in the other
-language (site/conf.py adds the switch and the launch buttons).
+`index.html` that links both, styled by the theme's own stylesheet. Every
+page links its twin in the other language (site/conf.py adds the switch
+and the launch buttons). The site works opened from disk (file://), search
+included, or served by any static server (`python -m http.server -d
+build/site`); Sphinx's doctrees stay beside the staged sources, out of the
+site.
 
 Sphinx reads a staged copy of the notebooks, `<out>-src/<lang>/`, laid out
 as the site is: `index.ipynb` (the book's 00-index, with the sidebar's
@@ -242,8 +246,9 @@ def _stage_mathjax(src: Path) -> None:
 
 
 def sphinx(src: Path, out: Path, lang: str, quiet: bool) -> None:
-    """One Sphinx html build of a staged language."""
+    """One Sphinx html build of a staged language (its doctrees beside `src`, not in the site)."""
     cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-c", str(CONF_DIR), "-E", "-n",
+           "-d", str(src.parent / f".doctrees-{lang}"),
            "-D", f"language={SPHINX_LANGUAGE[lang]}", str(src), str(out)]
     if quiet:
         cmd.insert(3, "-q")
@@ -253,31 +258,70 @@ def sphinx(src: Path, out: Path, lang: str, quiet: bool) -> None:
         raise SiteError(f"sphinx-build for {lang} failed (exit {result.returncode}): {' '.join(cmd)}")
 
 
+# The root page, in the theme's own stylesheet (that of the first language
+# built) and colours, light or dark as the reader last chose on the site.
 ROOT_PAGE = """<!DOCTYPE html>
-<html lang="en">
+<html lang="en" data-theme="light">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>burnbook: the book · 目录</title>
+<script>
+try {{ document.documentElement.dataset.theme = localStorage.getItem("theme") || "light"; }} catch (e) {{}}
+</script>
+<link rel="icon" href="{static}/burnbook.svg">
+<link rel="stylesheet" href="{static}/styles/theme.css">
+<link rel="stylesheet" href="{static}/styles/pydata-sphinx-theme.css">
 <style>
-body {{ font-family: system-ui, sans-serif; max-width: 40rem; margin: 4rem auto; padding: 0 1rem; }}
-a.lang {{ display: block; font-size: 1.4rem; margin: 1rem 0; }}
+body {{ background: var(--pst-color-background); color: var(--pst-color-text-base); }}
+main.bb-landing {{ max-width: 46rem; margin: 0 auto; padding: 4rem 1.5rem; }}
+.bb-landing h1 {{ font-size: 2.6rem; margin-bottom: 1.5rem; }}
+.bb-landing .bb-lead {{ font-size: 1.15rem; line-height: 1.6; margin-bottom: .6rem; }}
+.bb-languages {{ display: grid; grid-template-columns: repeat(auto-fit, minmax(16rem, 1fr)); gap: 1.25rem;
+  margin: 2.5rem 0; }}
+a.bb-language {{ display: block; padding: 1.4rem 1.6rem; border: 1px solid var(--pst-color-border);
+  border-radius: .5rem; background: var(--pst-color-surface); color: var(--pst-color-text-base);
+  text-decoration: none; box-shadow: 0 .1rem .4rem var(--pst-color-shadow); }}
+a.bb-language:hover {{ border-color: var(--pst-color-primary); }}
+.bb-language .bb-name {{ display: block; font-size: 1.6rem; font-weight: 600; color: var(--pst-color-primary); }}
+.bb-language .bb-what {{ display: block; margin-top: .4rem; color: var(--pst-color-text-muted); }}
+.bb-landing .bb-note {{ color: var(--pst-color-text-muted); font-size: .95rem; }}
 </style>
 </head>
 <body>
+<main class="bb-landing">
 <h1>burnbook: the book · 目录</h1>
-<p>Burn's design in Python, one runnable notebook per chapter.
-Burn Book 的 Python 版本：每章一个可运行的笔记本。</p>
+<p class="bb-lead" lang="en">The Burn Book, re-created in Python as runnable notebooks, one per chapter,
+in reading order.</p>
+<p class="bb-lead" lang="zh">Burn Book 的 Python 版本：每章一个可运行的 notebook，按阅读顺序排列。</p>
+<nav class="bb-languages" aria-label="Languages">
 {links}
+</nav>
+<p class="bb-note" lang="en">Every page links its twin in the other language and opens its notebook
+on Binder or in your own JupyterLab (<code>make lab</code>).</p>
+<p class="bb-note" lang="zh">每一页都链接到另一种语言的对应页面，并可在 Binder 或你自己的
+JupyterLab（<code>make lab</code>）中打开对应的 notebook。</p>
+</main>
 </body>
 </html>
 """
+LANGUAGE_CARD = {
+    "en": ("Read in English", "{n} chapters"),
+    "zh": ("阅读中文版", "共 {n} 章"),
+}
 
 
-def write_root(out: Path, langs: list[str]) -> None:
-    links = "\n".join(f'<a class="lang" lang="{lang}" hreflang="{lang}" href="{lang}/index.html">'
-                      f"{LANG_NAMES[lang]}</a>" for lang in langs)
-    (out / "index.html").write_text(ROOT_PAGE.format(links=links), encoding="utf-8")
+def write_root(out: Path, builds: dict[str, Build]) -> None:
+    """The root `index.html`: a card per language, in the theme's colours."""
+    links = []
+    for lang, build in builds.items():
+        chapters = sum(1 for page in build.pages.values() if page.source.parts[0] == lang)
+        what, count = LANGUAGE_CARD[lang]
+        links.append(f'<a class="bb-language" lang="{lang}" hreflang="{lang}" href="{lang}/index.html">'
+                     f'<span class="bb-name">{LANG_NAMES[lang]}</span>'
+                     f'<span class="bb-what">{what} · {count.format(n=chapters)}</span></a>')
+    static = f"{next(iter(builds))}/_static"
+    (out / "index.html").write_text(ROOT_PAGE.format(links="\n".join(links), static=static), encoding="utf-8")
     (out / ".nojekyll").write_text("", encoding="utf-8")
 
 
@@ -298,7 +342,7 @@ def build_site(out: Path, langs: list[str], numbers: set[str] | None, solutions:
         sphinx(src_root / build.lang, out / build.lang, build.lang, quiet)
     # myst-nb's extracted output files (already copied into each build's _images).
     shutil.rmtree(out / "jupyter_execute", ignore_errors=True)
-    write_root(out, langs)
+    write_root(out, builds)
     return {lang: len(build.pages) for lang, build in builds.items()}
 
 
@@ -346,7 +390,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"build_site: {exc}", file=sys.stderr)
         return 1
     pages = ", ".join(f"{lang}: {n} pages" for lang, n in counts.items())
-    print(f"build_site: {args.out}/index.html ({pages}) in {time.perf_counter() - start:.1f} s")
+    print(f"build_site: {args.out}/index.html ({pages}) in {time.perf_counter() - start:.1f} s; "
+          "open it in a browser (search works from the file too) or serve the folder: "
+          f"python -m http.server -d {args.out}")
     return 0
 
 

@@ -3,12 +3,16 @@ Playwright, on the smoke build that tests/test_site.py checks (chapters 08
 and 23, en and zh, in build/site-smoke/; built here when missing or stale).
 
 A local http.server serves the site. From the root page the test opens the
-English book, types a word into the sidebar's search box, follows the
-result for chapter 08 and sees the chapter's stored figure drawn (an image
-that loaded) and its math typeset by the site's own MathJax; it switches to
-the Chinese twin and searches 梯度 there too. No request may leave the local
-server (no CDN for scripts, fonts or figures). Screenshots go to
-`test-artifacts/browser/site-*.png`.
+English book, types a word into the sidebar's search box, reads the
+results (each with a snippet of the chapter's own words, the word
+highlighted, no solution among them), follows the result for chapter 08
+and sees the chapter's stored figure drawn (an image that loaded) and its
+math typeset by the site's own MathJax; it switches to the Chinese twin and
+searches 梯度 there too. A second test does the same from the files
+themselves (file://, as `make site` tells a reader to open it), where a
+browser refuses to fetch pages: search must still show snippets. No request
+may leave the site (no CDN for scripts, fonts or figures) and the console
+must hold no error. Screenshots go to `test-artifacts/browser/site-*.png`.
 
 Skipped (with the reason) where playwright, the [site] extra or
 /usr/bin/chromium is missing (`make browser-deps` installs Chromium).
@@ -52,9 +56,13 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def server():
+def site() -> Path:
     built = os.environ.get("BB_SITE")
-    site = Path(built) if built else build_site.build_cached(SMOKE_OUT, ["en", "zh"], SMOKE_CHAPTERS)
+    return Path(built) if built else build_site.build_cached(SMOKE_OUT, ["en", "zh"], SMOKE_CHAPTERS)
+
+
+@pytest.fixture(scope="module")
+def server(site):
     handler = functools.partial(_QuietHandler, directory=str(site))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
@@ -67,22 +75,38 @@ def server():
 
 
 @pytest.fixture(scope="module")
-def browser_page(server):
+def browser():
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
         try:
-            page = browser.new_context(viewport={"width": 1300, "height": 900}).new_page()
-            page.set_default_timeout(30_000)
-            remote = []
-            page.on("request", lambda r: remote.append(r.url) if not r.url.startswith((server, "data:", "about:")) else None)
-            yield page, remote
+            yield chromium
         finally:
-            browser.close()
+            chromium.close()
 
 
-def _search(page, term: str, chapter: str) -> None:
-    """Type `term` into the search box, submit, follow the result for `chapter`."""
+def _page(browser, base: str):
+    """A fresh page; (page, requests outside `base`, console errors)."""
+    page = browser.new_context(viewport={"width": 1300, "height": 900}).new_page()
+    page.set_default_timeout(30_000)
+    remote, errors = [], []
+    page.on("request", lambda r: remote.append(r.url) if not r.url.startswith((base, "data:", "about:")) else None)
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    return page, remote, errors
+
+
+@pytest.fixture(scope="module")
+def browser_page(browser, server):
+    page, remote, errors = _page(browser, server)
+    yield page, remote, errors
+    page.context.close()
+
+
+def _search(page, term: str, chapter: str, shot: str | None = None) -> None:
+    """Type `term` into the search box, submit, read the results (a snippet
+    of the chapter's words under each, `term` highlighted, no solution),
+    follow the result for `chapter`."""
     # The sidebar's search field opens the theme's search dialog.
     page.locator("button.search-button__button:visible").first.click()
     box = page.locator("#pst-search-dialog input[name='q']")
@@ -90,9 +114,23 @@ def _search(page, term: str, chapter: str) -> None:
     box.fill(term)
     box.press("Enter")
     page.wait_for_url("**/search.html?q=*")
-    result = page.locator(f"#search-results a[href*='{chapter}']").first
+    result = page.locator(f"#search-results li:has(a[href*='{chapter}'])").first
     result.wait_for()
-    result.click()
+    # the search finished: Sphinx fills its status line last
+    page.wait_for_function("() => document.querySelector('#search-results p.search-summary')"
+                           "?.innerText.trim().length > 0")
+    snippet = result.locator("p.context")
+    snippet.wait_for()
+    text = snippet.inner_text()
+    assert term.lower() in text.lower(), f"the snippet of {chapter} for {term!r} does not show it: {text!r}"
+    assert result.locator("span.highlighted").count() >= 1, f"{term!r} is not highlighted in {text!r}"
+    for furniture in ("Light", "Dark", "Contents", "Ctrl"):
+        assert furniture not in text.split(), f"the snippet quotes the theme's {furniture!r}: {text!r}"
+    links = page.locator("#search-results li a").evaluate_all("els => els.map(e => e.getAttribute('href'))")
+    assert not [h for h in links if "solutions/" in h], f"search offers solutions: {links}"
+    if shot:
+        page.screenshot(path=str(ARTIFACTS / shot))
+    result.locator("a").first.click()
     page.wait_for_url(f"**/{chapter}.html*")
 
 
@@ -111,12 +149,13 @@ def _figure_drawn(page) -> int:
 
 
 def test_search_follow_a_result_and_see_its_figure(browser_page, server):
-    page, remote = browser_page
+    page, remote, errors = browser_page
     page.goto(f"{server}/index.html")
+    page.screenshot(path=str(ARTIFACTS / "site-root.png"))
     page.locator("a[hreflang='en']").click()
     page.wait_for_url("**/en/index.html")
 
-    _search(page, "descent", CHAPTER)
+    _search(page, "descent", CHAPTER, shot="site-en-search.png")
     assert page.locator("h1").first.inner_text().startswith("Autodiff and Gradient Descent")
     assert _figure_drawn(page) >= 1, "chapter 08's stored figure is not drawn"
     page.locator("mjx-container, .MathJax, .MathJax_CHTML").first.wait_for(state="attached")
@@ -132,3 +171,23 @@ def test_search_follow_a_result_and_see_its_figure(browser_page, server):
 
     hosts = sorted({urlsplit(url).netloc for url in remote})
     assert not remote, f"the site fetched from other hosts: {hosts} ({remote[:5]})"
+    assert not errors, f"the browser console reported errors: {errors[:5]}"
+
+
+def test_search_works_opened_from_the_file(browser, site):
+    """`make site` says to open build/site/index.html: from file:// a browser
+    fetches no page, so snippets must come with the site."""
+    base = site.resolve().as_uri()
+    page, remote, errors = _page(browser, base)
+    try:
+        page.goto(f"{base}/index.html")
+        page.locator("a[hreflang='en']").click()
+        page.wait_for_url("**/en/index.html")
+        _search(page, "descent", CHAPTER, shot="site-file-search.png")
+        assert page.locator("h1").first.inner_text().startswith("Autodiff and Gradient Descent")
+        page.goto(f"{base}/zh/index.html")
+        _search(page, "梯度", CHAPTER)
+    finally:
+        page.context.close()
+    assert not remote, f"the site opened from the file fetched elsewhere: {remote[:5]}"
+    assert not errors, f"the browser console reported errors: {errors[:5]}"
