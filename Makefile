@@ -10,6 +10,14 @@ SUPPORTED_PYTHON = burnbook needs Python 3.10 to 3.13 (Taichi 1.7.4 publishes wh
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
+# An editable install of burnbook, quiet under -q: setuptools' editable
+# backend (a meta path finder: kernels/ and widgets/ install as
+# burnbook.kernels and burnbook.widgets) always warns "Editable installation.
+# Please be careful with folders in your working directory...", and pip 26
+# shows a backend's warnings. Python's own filter for that one message, as
+# setuptools' warnings module intends (its compat and strict modes would not
+# map those folders, or would miss new files).
+PIP_EDITABLE = PYTHONWARNINGS="$${PYTHONWARNINGS:+$$PYTHONWARNINGS,}ignore:Editable installation." $(PIP) install -q -e
 
 # Offline machines (CI included) read MNIST from a data folder; ../shared/data when it exists.
 SHARED_DATA := $(abspath $(wildcard ../shared/data))
@@ -27,7 +35,7 @@ $(VENV)/bin/python:
 
 # The package with its notebook extras (what a reader needs).
 $(VENV)/.installed: pyproject.toml | $(VENV)/bin/python
-	$(PIP) install -q -e ".[notebook]"
+	$(PIP_EDITABLE) ".[notebook]"
 	touch $@
 
 # Test-only extras, and torch 2.13.0 as an independent oracle: its CPU build
@@ -35,7 +43,7 @@ $(VENV)/.installed: pyproject.toml | $(VENV)/bin/python
 # NVIDIA GPU (tools/install_torch.py says what it picks, or why it skips torch).
 $(VENV)/.installed-test: pyproject.toml tools/install_torch.py $(VENV)/.installed
 	$(PY) tools/install_torch.py
-	$(PIP) install -q -e ".[notebook,dev,onnx,hf,distributed,site]"
+	$(PIP_EDITABLE) ".[notebook,dev,onnx,hf,distributed,site]"
 	touch $@
 
 install: $(VENV)/.installed
@@ -53,7 +61,7 @@ lab: install
 # every chapter, en and zh, with its stored outputs (never re-run), searchable,
 # each page linking its twin language and launching its notebook on Binder.
 $(VENV)/.installed-site: pyproject.toml $(VENV)/.installed
-	$(PIP) install -q -e ".[site]"
+	$(PIP_EDITABLE) ".[site]"
 	touch $@
 
 site: $(VENV)/.installed-site
