@@ -225,6 +225,11 @@ class Autodiff(Decorator, AutodiffOps):
         if n is not None:
             grads.replace(n.id, grad)
 
+    @classmethod
+    def primitive_layout(cls, p: Any) -> tuple:
+        """The inner primitive's layout (Int and Bool primitives are B's own)."""
+        return cls._inner.primitive_layout(p.primitive if isinstance(p, AutodiffTensor) else p)
+
     @staticmethod
     def float_inner(p: AutodiffTensor) -> Any:
         return p.primitive

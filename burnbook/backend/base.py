@@ -260,6 +260,16 @@ class Backend(ModuleOps, FloatOps, IntOps, BoolOps):
         """Wait until every queued operation on `device` has finished."""
 
     @classmethod
+    def primitive_layout(cls, p: Any) -> tuple:
+        """How the primitive `p` (of any kind) lies in memory:
+        `(shape, strides, offset, storage)`, strides and offset in elements,
+        `storage` the element count of the flat buffer it views. Each backend
+        reads its own primitive; `burnbook.tensor.layout_of` calls this. A
+        backend that keeps no strided storage raises NotImplementedError."""
+        raise NotImplementedError(f"{cls.__name__} does not say how its primitives lie in memory "
+                                  "(define primitive_layout on the backend class)")
+
+    @classmethod
     def missing_ops(cls) -> list[str]:
         """The ops of the protocol this backend does not define (for tests):
         absent, or only the protocol's stub."""

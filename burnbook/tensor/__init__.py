@@ -3,8 +3,9 @@
 from .data import Shape, TensorData, ValueRangeError
 from .distribution import Distribution
 from .kind import Bool, DType, Float, Int
+from .memory import Layout, layout_of
 from .tensor import Tensor
 from . import activation
 
 __all__ = ["Tensor", "TensorData", "Shape", "Distribution", "Float", "Int", "Bool", "DType", "ValueRangeError",
-           "activation"]
+           "Layout", "layout_of", "activation"]

@@ -7,6 +7,8 @@ calls the backend's op of the tensor's kind (`float_greater` or
 
 from __future__ import annotations
 
+import numpy as np
+
 from .arithmetic import NUMBER
 from .core import TensorBase
 from .kind import Bool, Float, Int, unavailable
@@ -33,12 +35,22 @@ class NumericOps(TensorBase):
         """Element-wise `self == other` (a tensor or a number), a Bool tensor."""
         B, K = self._B, self._K
         if isinstance(other, NUMBER):
+            if K is Bool:
+                return self._bool_equal_elem(other)
             fn = B.float_equal_elem if K is Float else B.int_equal_elem if K is Int else unavailable("equal_elem", K)
             return self._as(fn(self._p, self._scalar(other, "equal")), kind=Bool)
         if type(other) is not type(self):
             self._check_other("equal", other)
         return self._compared("equal", B.float_equal if K is Float else B.int_equal if K is Int else B.bool_equal,
                               other)
+
+    def _bool_equal_elem(self, value):
+        """A Bool tensor's `equal_elem(True)` is its own values, `equal_elem(False)`
+        their negation (Burn's default `bool_equal_elem`)."""
+        if isinstance(value, (float, np.floating)) or value not in (0, 1):
+            raise TypeError(f"equal_elem: a Bool tensor compares with True or False, got {value!r}")
+        B = self._B
+        return self._as(self._p if value else B.bool_not(self._p), kind=Bool)
 
     def greater(self, other):
         """Element-wise `self > other` (a tensor or a number), a Bool tensor."""

@@ -2,6 +2,7 @@
 Int, Float/Int to Bool, equality, layout and masks built from comparisons."""
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -64,3 +65,17 @@ def test_bool_ops_match_numpy(backend, pair):
     check_op(backend, lambda x, y: x | y, np.logical_or, a, b)
     check_op(backend, lambda x: ~x, np.logical_not, a)
     check_op(backend, lambda x: x.int(), lambda x: x.astype(np.int64), a)
+
+
+def test_bool_equal_elem(backend):
+    """Burn's Bool tensors have `equal_elem`: True gives the values, False their negation."""
+    p = tensor(backend, P)
+    assert_tensor(p.equal_elem(True), P)
+    assert_tensor(p.equal_elem(False), ~P)
+    assert_tensor(p.equal(False), ~P)
+    assert_tensor(p[:, 1:].equal_elem(False), ~P[:, 1:])
+    for bad in (0.5, 2, 1.0):
+        with pytest.raises(TypeError, match="True or False"):
+            p.equal_elem(bad)
+    with pytest.raises(TypeError, match="not available for Bool"):
+        p.greater_elem(True)

@@ -64,6 +64,12 @@ class Fusion(Decorator):
     def _namespace(cls, inner: type) -> dict:
         return {"is_autodiff": False}
 
+    @classmethod
+    def primitive_layout(cls, p: Any) -> tuple:
+        """The layout of the inner primitive; a lazy tensor has none until
+        it runs, so its stream is executed first (as reading its data would)."""
+        return cls._inner.primitive_layout(value(p))
+
     # -- recorded: arithmetic and comparisons ------------------------------------------------------
     float_add = recorded_binary(BinaryOp.ADD)
     float_sub = recorded_binary(BinaryOp.SUB)

@@ -43,6 +43,21 @@ class NdArray(NdArrayModuleOps, Backend):
     def seed(cls, seed: int) -> None:
         cls._rng = np.random.default_rng(seed)
 
+    @staticmethod
+    def primitive_layout(p) -> tuple:
+        """NumPy's own layout of `p`: strides in bytes divided by the item
+        size, the offset from the owning array's first byte, and that owner's
+        size (`p.base`, followed to the array that owns the memory)."""
+        p = np.asarray(p)
+        item = p.itemsize
+        base = p
+        while isinstance(base.base, np.ndarray):
+            base = base.base
+        start = p.__array_interface__["data"][0]
+        origin = base.__array_interface__["data"][0]
+        return (tuple(p.shape), tuple(s // item for s in p.strides), (start - origin) // item,
+                base.nbytes // item)
+
     # -- data and creation ---------------------------------------------------
     @staticmethod
     def float_from_data(array, device):

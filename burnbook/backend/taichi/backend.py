@@ -51,6 +51,12 @@ class Taichi(TaichiModuleOps, FloatOps, IntOps, BoolOps, Backend):
 
             ti.sync()
 
+    @staticmethod
+    def primitive_layout(p: Any) -> tuple:
+        """A `TaichiTensor` is a strided view of a flat buffer: its shape,
+        strides and offset as the view holds them, and the buffer's length."""
+        return (tuple(p.shape), tuple(p.strides), p.offset, 0 if p.buf is None else p.buf.shape[0])
+
     @classmethod
     def float_random(cls, shape: tuple, distribution: Any, device: TaichiDevice, dtype: Any = np.float32):
         """Sampled on the host by NumPy (seeded by `seed`), then uploaded: the
