@@ -16,6 +16,7 @@ from typing import Any
 _WIDGETS = {
     "GraphView": ".graph",
     "GradientView": ".gradient",
+    "LayoutView": ".storage_view",
     "TensorView": ".tensor_view",
     "TrainingDashboard": ".dashboard",
     "show_figure": "._static",
