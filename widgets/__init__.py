@@ -2,7 +2,9 @@
 
 Installed as `burnbook.widgets`. `show_figure(fig, text)` displays a plain
 plotly figure the way the widgets do (live in JupyterLab, with a static PNG
-for readers without a kernel). Each name is loaded on first use (PEP 562),
+for readers without a kernel); `plot_curves(curves, title=...)` builds the
+figure of a loss (or any value) against the step that a chapter also
+prints. Each name is loaded on first use (PEP 562),
 so `import burnbook.widgets` stays cheap and never pulls in plotly by itself.
 The core never imports this package at module level; the Learner loads it only
 inside a running notebook kernel.
@@ -20,6 +22,7 @@ _WIDGETS = {
     "TensorView": ".tensor_view",
     "TrainingDashboard": ".dashboard",
     "show_figure": "._static",
+    "plot_curves": ".curves",
 }
 
 __all__ = sorted(_WIDGETS)
