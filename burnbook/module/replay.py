@@ -42,7 +42,8 @@ A call through `replay_call` computes quietly, as onnxruntime does: the
 whole call, eager or replayed, runs under `np.errstate(divide="ignore",
 over="ignore", invalid="ignore")`, so NumPy raises no floating-point
 RuntimeWarning inside it, whatever the warning filters say. The modules
-that route their calls here are graphs imported from a file, and their
+that route their calls here are graphs imported from a file (a class that
+opts in takes this rule with the replay), and their
 masks, buckets and padding make ±inf and NaN lanes by construction: a
 causal or padding mask leaves a softmax row all -inf (`-inf - -inf` in its
 max subtraction), an additive mask is `log(0)`, T5's position buckets cast
@@ -51,8 +52,9 @@ cannot tell them from others, so inside such a call it warns about none
 (NaN the model really produces still shows in its output). Everything else
 keeps NumPy's warnings as before: a user's own `x.log()` of 0 or `x.int()`
 of NaN outside the call (burnbook's filter in `burnbook/__init__.py`
-decides which of those show), a hand-written module's `forward`, and
-gradients, which `backward()` computes outside the call. A replay's
+decides which of those show), the `forward` of every module that does not
+route its calls here, and gradients, which `backward()` computes outside
+the call. A replay's
 generated function runs as a frame of this module (`__name__`), so
 burnbook's filter applies to it as it does to the eager pass.
 """
