@@ -16,6 +16,7 @@ import importlib
 from typing import Any
 
 _WIDGETS = {
+    "BackwardStepper": ".stepper",
     "GraphView": ".graph",
     "GradientView": ".gradient",
     "LayoutView": ".storage_view",

@@ -9,6 +9,7 @@ trainable op whose backward is Taichi's `kernel.grad`.
 
 from .backend import Autodiff
 from .check import GradCheckError, GradCheckResult, check_grad
+from .engine import observe_backward
 from .extension import Backward, CustomOp, Ops, Tracked, Untracked
 from .gradients import Gradients
 from .graph import AutodiffTensor, Node, edges_of, keep_values, nodes_of
@@ -18,5 +19,5 @@ __all__ = [
     "Autodiff", "AutodiffTensor", "Backward", "CustomOp", "GradCheckError",
     "GradCheckResult", "Gradients", "Node", "Ops", "TaichiKernelBackward",
     "TaichiKernelOp", "Tracked", "Untracked", "check_grad", "edges_of",
-    "keep_values", "nodes_of", "taichi_op",
+    "keep_values", "nodes_of", "observe_backward", "taichi_op",
 ]

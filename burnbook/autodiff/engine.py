@@ -13,14 +13,41 @@ a parent that gets nothing). `B` is the backend the rule computes with:
 
 Rules call only protocol ops on `B`, so the same rule runs on NdArray, Taichi
 or a user's backend, and doubles as its own second derivative.
+
+`observe_backward(callback)` lets a tool watch the pass (the BackwardStepper
+widget does): inside it, `backward` calls `callback(B, node, grad, grads)` at
+every node it visits, in its own order: `grad` is the gradient that arrived
+(None if none did), `grads` what the node's rule returned, one per parent
+(None for a parent that gets nothing; `()` where no rule ran: a leaf, or a
+node that no gradient reached),
+before any of it is added into the parents, and while the node's saved state
+and `args` are still there. Without an observer, a node costs one `is None`
+check of a local more.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 from .gradients import Gradients
 from .graph import AutodiffTensor, Node, release, track
+
+_observer: Callable | None = None
+
+
+@contextmanager
+def observe_backward(callback: Callable) -> Iterator[None]:
+    """Inside this block every `backward` calls `callback(B, node, grad,
+    grads)` at each node it visits (see the module's docstring)."""
+    global _observer
+    if not callable(callback):
+        raise TypeError(f"observe_backward: callback must be callable, got {type(callback).__name__}")
+    before, _observer = _observer, callback
+    try:
+        yield
+    finally:
+        _observer = before
 
 
 def backward(autodiff: type, root: AutodiffTensor, create_graph: bool = False,
@@ -62,6 +89,7 @@ def backward(autodiff: type, root: AutodiffTensor, create_graph: bool = False,
     inflight = {node: grad}
     ready = [node]
     grad = None
+    observe = _observer
     while ready:
         n = ready.pop()
         g = inflight.pop(n, None)
@@ -74,14 +102,18 @@ def backward(autodiff: type, root: AutodiffTensor, create_graph: bool = False,
                 out = _graph_step(autodiff, g, n)
             else:
                 out = rule(inner, g, n, *n.saved)
-            g = None  # free the node's gradient as soon as it is consumed
             if type(out) is not tuple:
                 out = (out,)
+            if observe is not None:
+                observe(B, n, g, out)
+            g = None  # free the node's gradient as soon as it is consumed
             for p, gp in zip(parents, out):
                 if p is not None and gp is not None:
                     old = inflight.get(p)
                     inflight[p] = gp if old is None else B.float_add(old, gp)
             out = None
+        elif observe is not None:
+            observe(B, n, g, ())
         for p in parents:
             if p is not None:
                 c = pending[p] - 1
