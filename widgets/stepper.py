@@ -13,10 +13,8 @@ Float tensor of an `Autodiff[...]` backend; numbers and arrays go on
 `Autodiff[NdArray]`). The stepper runs `fn` inside `keep_values()`, then
 `backward()` inside `burnbook.autodiff.observe_backward`: the engine itself
 reports every node it visits, in its own order (Kahn's), with the gradient
-that arrived there and what the node's rule returned for each parent. No
-gradient here is computed on the side: the arrays of each `Step` are the
-engine's; only the one-line `formula` re-derives the local derivative in
-NumPy to print it.
+that arrived and what the rule returned for each parent. Each `Step`'s arrays
+are the engine's; only its one-line `formula` re-derives a local derivative.
 
 The view: the graph laid out as `GraphView` lays it out, the nodes the pass
 has visited coloured, the current one ringed, the edges along which it sends
@@ -180,6 +178,9 @@ class BackwardStepper(View):
         visits: list[tuple] = []
 
         def observe(Bk, n, g, grads):
+            for i, p in enumerate(n.parents):   # a leaf made outside keep_values (a captured parameter):
+                if p is not None and values.get(p.id) is None and i < len(n.saved) and n.saved[i] is not None:
+                    values[p.id] = _host(Bk, n.saved[i])   # its value is in the rule's saved state
             visits.append((n, None if g is None else np.array(Bk.float_into_data(g)),
                            tuple(None if x is None else np.array(Bk.float_into_data(x)) for x in grads),
                            tuple(n.args), tuple(n.parents)))
@@ -218,11 +219,6 @@ class BackwardStepper(View):
         return {k: None if v is None else v.copy() for k, v in self._leaf_grads.items()}
 
     # -- moving ----------------------------------------------------------------------------
-    @property
-    def position(self) -> int:
-        """The index of the step shown."""
-        return self._pos
-
     @property
     def current(self) -> Step:
         """The step shown."""

@@ -445,6 +445,20 @@ def test_set_input_recomputes_as_torch_does():
         close(st.output_grad, arriving[st.node].reshape(st.output_grad.shape), f"step {st.index} after set_input")
 
 
+def test_a_captured_parameter_is_a_leaf_with_its_value():
+    from burnbook import nn
+
+    B.seed(0)
+    lin = nn.LinearConfig(3, 2).init(backend=B)
+    s = BackwardStepper(lambda x: lin.forward(x).tanh().sum(), x=[[1.0, 2.0, 3.0]])
+    weight = next(st for st in s.steps if st.op == "leaf" and st.shape == (3, 2))
+    assert weight.name.startswith("leaf")
+    close(weight.value, lin.weight.val().to_numpy(), "the weight's value, from the matmul's saved state")
+    matmul = next(st for st in s.steps if st.op == "matmul")
+    assert f"g @ {weight.name}^T: [1, 2] @ [2, 3] -> [1, 3]" in matmul.formula
+    assert "x" in s.leaf_grads() and len(s.leaf_grads()) == 1
+
+
 def test_tensor_inputs_keep_their_backend():
     x = Tensor[B, 1].from_floats([1.0, 2.0])
     s = BackwardStepper(lambda x, y: (x * y).sum(), x=x, y=Tensor[B, 1].from_floats([3.0, -1.0]))
