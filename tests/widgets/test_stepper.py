@@ -5,7 +5,8 @@ arrives at each node (the burnbook graph replayed in torch, read with
 `register_hook`) and what each node's rule sends to each parent (torch's
 vector-Jacobian product of that one op at the same point). The leaf totals
 are checked against `backward()` and against the same function written
-directly in torch. Without torch, finite differences check the leaf totals.
+directly in torch. Finite differences in float64 (each op replayed in NumPy)
+check every step's `input_grads` too, with or without torch.
 """
 
 from __future__ import annotations
@@ -241,6 +242,77 @@ def torch_leaf_grads(tfn, values):
     ts = {k: torch.tensor(np.asarray(v, dtype=np.float64), requires_grad=True) for k, v in values.items()}
     tfn(**ts).backward()
     return {k: t.grad.numpy() for k, t in ts.items()}
+
+
+# -- finite differences: a second reference, with no torch --------------------------------------
+
+def _np_conv2d(x, w, b, o):
+    assert tuple(o.dilation) == (1, 1) and o.groups == 1, "the test's conv replay is plain"
+    (sh, sw), (ph, pw) = o.stride, o.padding
+    x = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    n, c, hh, ww = x.shape
+    oc, _, kh, kw = w.shape
+    ho, wo = (hh - kh) // sh + 1, (ww - kw) // sw + 1
+    out = np.zeros((n, oc, ho, wo))
+    for i in range(ho):
+        for j in range(wo):
+            patch = x[:, :, i * sh:i * sh + kh, j * sw:j * sw + kw]
+            out[:, :, i, j] = np.einsum("nchw,ochw->no", patch, w)
+    return out + (0.0 if b is None else b.reshape(1, -1, 1, 1))
+
+
+def _np_op(step, xs):
+    """Node `step`'s op in NumPy (float64) on the parents' values `xs`."""
+    op, a = step.op, step.args
+    x = xs[0]
+    table = {
+        "add": lambda: xs[0] + xs[1], "sub": lambda: xs[0] - xs[1], "mul": lambda: xs[0] * xs[1],
+        "div": lambda: xs[0] / xs[1], "exp": lambda: np.exp(x), "log": lambda: np.log(x),
+        "tanh": lambda: np.tanh(x), "relu": lambda: np.maximum(x, 0.0), "sigmoid": lambda: 1 / (1 + np.exp(-x)),
+        "neg": lambda: -x, "sqrt": lambda: np.sqrt(x), "abs": lambda: np.abs(x),
+        "sum": lambda: x.sum().reshape(1), "sum_dim": lambda: x.sum(a[0], keepdims=True),
+        "mean_dim": lambda: x.mean(a[0], keepdims=True), "mul_scalar": lambda: x * a[0],
+        "div_scalar": lambda: x / a[0], "add_scalar": lambda: x + a[0], "powf_scalar": lambda: x ** a[0],
+        "reshape": lambda: x.reshape(tuple(a[0])), "swap_dims": lambda: np.swapaxes(x, a[0], a[1]),
+        "matmul": lambda: xs[0] @ xs[1], "gather": lambda: np.take_along_axis(x, np.asarray(a[1]), a[0]),
+        "conv2d": lambda: _np_conv2d(xs[0], xs[1], xs[2], a[0]),
+    }
+    assert op in table, f"no NumPy replay for op {op!r}"
+    return table[op]()
+
+
+def fd_local_vjp(stepper, step, h=1e-6):
+    """What each parent gets from `step`'s op, by central differences of
+    sum(g * op(parents)) in float64."""
+    xs = [np.asarray(v, dtype=np.float64) for v in _parent_values(stepper, step)]
+    g = np.asarray(step.output_grad, dtype=np.float64)
+    close(_np_op(step, xs), step.value, f"NumPy replays step {step.index} ({step.op})'s forward")
+    out = []
+    for i, pid in enumerate(step.parent_nodes):
+        if pid is None:
+            out.append(None)
+            continue
+        grad = np.zeros_like(xs[i])
+        for j in np.ndindex(xs[i].shape):
+            hi = [x.copy() for x in xs]
+            lo = [x.copy() for x in xs]
+            hi[i][j] += h
+            lo[i][j] -= h
+            grad[j] = ((_np_op(step, hi) - _np_op(step, lo)) * g).sum() / (2 * h)
+        out.append(grad)
+    return out
+
+
+def test_each_step_agrees_with_finite_differences(built):
+    name, stepper, _, _ = built
+    for s in stepper.steps:
+        if s.op == "leaf":
+            continue
+        for i, ref in enumerate(fd_local_vjp(stepper, s)):
+            if ref is None:
+                assert s.input_grads[i] is None
+            else:
+                close(s.input_grads[i], ref, f"{name}: step {s.index} ({s.name}) -> parent {i}, finite differences")
 
 
 # -- the engine hook ---------------------------------------------------------------------------------
