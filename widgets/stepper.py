@@ -150,7 +150,11 @@ class BackwardStepper(View):
             raise ValueError(f"BackwardStepper.set_input: {name!r} has shape {list(old.shape)}, got values of "
                              f"shape {list(array.shape)}")
         self._values[name] = array.astype(old.dtype)
-        self._run()
+        try:
+            self._run()
+        except Exception:
+            self._values[name] = old   # fn failed on the new values: keep the last good state
+            raise
         self._sync_controls()
         self.refresh()
         return self

@@ -613,3 +613,7 @@ def test_clear_errors():
         s.set_input("x1", [1.0, 2.0])
     with pytest.raises(TypeError, match="must be numbers"):
         s.set_input("x1", "two")
+    checked = BackwardStepper(lambda x: x.log().sum() if float(x.to_numpy()[0]) > 0 else None, x=2.0)
+    with pytest.raises(TypeError, match="must return a tensor"):
+        checked.set_input("x", -1.0)
+    assert checked.inputs["x"][0] == 2.0 and checked.leaf_grads()["x"][0] == 0.5
