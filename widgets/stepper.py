@@ -318,7 +318,8 @@ class BackwardStepper(View):
                 ("node", f"{s.name} ({s.op}), shape {list(s.shape)}"),
                 ("rule", s.formula)]
         cells = "".join(f"<tr><th style='text-align:left;padding-right:1em;vertical-align:top'>{html.escape(k)}"
-                        f"</th><td style='text-align:left'>{html.escape(v)}</td></tr>" for k, v in rows)
+                        f"</th><td class='bb-step-{k}' style='text-align:left'>{html.escape(v)}</td></tr>"
+                        for k, v in rows)
         arrays = [("value", s.value), ("gradient in", s.output_grad)]
         arrays += [(f"to {p}", gi) for p, gi in zip(s.parent_names, s.input_grads)]
         blocks = "".join(f"<div style='margin-right:1.5em'><b>{html.escape(k)}</b>"
@@ -358,8 +359,8 @@ class BackwardStepper(View):
             j = self._step_of.get(n.id)
             colour.append(VISITED_COLOUR if j is not None and j <= k else PENDING_COLOUR)
             s = None if j is None else self.steps[j]
-            hover.append(f"{html.escape(self._names[n.id])} ({n.op}) {list(n.shape)}<br>"
-                         + ("not visited" if s is None else f"step {j}: grad in {html.escape(format_array(s.output_grad))}"))
+            seen = "not visited" if s is None else f"step {j}: grad in {html.escape(format_array(s.output_grad))}"
+            hover.append(f"{html.escape(self._names[n.id])} ({n.op}) {list(n.shape)}<br>{seen}")
         if self._labels is None:
             self._labels = self._place(xs, ys, text)
         labels = self._labels

@@ -557,6 +557,7 @@ def test_figure_colours_visited_nodes_and_rings_the_current_one():
     assert "add1" in fig.layout.title.text
     html = s.info_html()
     assert "gradient in" in html and "to mul1" in html and "d(mul1+mul2)/dmul1" in html
+    assert "class='bb-step-rule'" in html   # where a browser reads the formula shown
     assert "step 3/9: add1 (add)" in s.summary()
 
 
