@@ -7,6 +7,7 @@ and the stop flag stops every worker. One Ray instance serves the module
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import signal
@@ -21,8 +22,9 @@ from burnbook.backend import NdArray
 from burnbook.optim import AdamConfig, SgdConfig
 from burnbook.train import Aggregate, LearnerBuilder, LossMetric, MetricsRendererBase, Split
 from burnbook.train.distributed import (
-    DataParallel, DistributedWorkerError, UnevenBatchError, shutdown_workers, start_local,
+    DataParallel, DistributedWorkerError, EpochTimes, UnevenBatchError, shutdown_workers, start_local,
 )
+from burnbook.train.distributed import notices
 from burnbook.train.distributed.transport import batch_size_of, dumps, loads, shard_sizes, split_batch
 
 from .helpers import CLASSES, B, batches, make_data, make_model, to_batch, weights
@@ -88,6 +90,13 @@ def test_two_workers_equal_one_process_and_hand_written_sgd(ray_instance, tmp_pa
         assert all(float(line.split()[0]) > 0 for line in lines if line)
     assert (tmp_path / "two/checkpoint/model-2.mpk.gz").is_file()
     assert learner.distributed.workers == []  # fit stopped its workers
+    # where each epoch's time went: both workers computed and all-reduced in every step
+    times = learner.distributed.epoch_times
+    assert [t.batches for t in times] == [len(TRAIN)] * 2 and [t.items for t in times] == [len(X)] * 2
+    for t in times:
+        assert all(c > 0 for c in t.compute) and all(r > 0 for r in t.allreduce) and len(t.compute) == 2
+        assert 0 < t.slowest <= t.steps <= t.seconds
+        assert set(t.per_batch()) == {"compute", "allreduce", "transport", "driver"}
 
 
 class KillingLoader:
@@ -112,14 +121,26 @@ class KillingLoader:
             yield batch
 
 
-def test_a_killed_worker_is_named_and_the_checkpoint_resumes_on_one_or_two_workers(ray_instance, tmp_path):
+def test_a_killed_worker_is_named_and_the_checkpoint_resumes_on_one_or_two_workers(ray_instance, tmp_path, caplog,
+                                                                                    capsys):
     strategy = DataParallel(2)
     loader = KillingLoader(strategy, rank=1, epoch=2, at=2)
     learner = builder(tmp_path, 3, strategy).build(make_model(), AdamConfig().init(), 0.05)
-    with pytest.raises(DistributedWorkerError, match=r"worker rank 1 \(pid \d+ on ") as info:
-        learner.fit(loader, VALID)
-    assert info.value.rank == 1 and f"pid {loader.killed}" in str(info.value)
-    assert "died" in str(info.value)
+    with caplog.at_level(logging.DEBUG, logger="burnbook.train"):
+        with pytest.raises(DistributedWorkerError, match=r"worker rank 1 \(pid \d+ on ") as info:
+            learner.fit(loader, VALID)
+        err = info.value
+        assert err.rank == 1 and f"pid {loader.killed}" in str(err) and "died" in str(err)
+        assert (err.pid, err.doing) == (loader.killed, "training") and err.host and "died" in err.cause
+        assert str(err) == f"DataParallel: worker rank 1 (pid {err.pid} on {err.host}) failed while training: {err.cause}"
+        # Ray's own notice of the dead worker (ids, IP, PID, colour codes) goes to burnbook's log, not stdout
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not any("Ray's notice" in r.message for r in caplog.records):
+            time.sleep(0.2)
+    routed = [r.message for r in caplog.records if "Ray's notice" in r.message]
+    assert routed and f"Worker PID: {loader.killed}" in routed[0] and "\x1b" not in routed[0]
+    printed = capsys.readouterr()
+    assert "(raylet)" not in printed.out + printed.err and "Worker PID" not in printed.out + printed.err
     checkpoints = sorted(p.name for p in (tmp_path / "checkpoint").iterdir())
     assert checkpoints == [f"{kind}-1.mpk.gz" for kind in ("model", "optim", "rng", "scheduler")]
     assert "Training stopped by DistributedWorkerError" in (tmp_path / "experiment.log").read_text()
@@ -193,6 +214,34 @@ def _alive(pid: int) -> bool:
 
 
 # -- no Ray needed ---------------------------------------------------------------------
+def test_rays_notices_of_own_workers_are_logged_and_others_printed(monkeypatch, caplog):
+    printed = []
+
+    class Worker:  # stands in for ray._private.worker
+        @staticmethod
+        def print_to_stdstream(data, ignore_prefix):
+            printed.append(data["lines"])
+
+    fake = type("ray", (), {"_private": type("private", (), {"worker": Worker})})
+    monkeypatch.setattr(notices, "_OWN", set())
+    assert notices.route_worker_notices(fake) and notices.route_worker_notices(fake)  # once, idempotent
+    notices.own([4242, None])
+    ours = "A worker died or was killed ... Worker IP address: 10.0.0.1 Worker PID: 4242 Worker exit type: SYSTEM_ERROR"
+    with caplog.at_level(logging.DEBUG, logger="burnbook.train"):
+        Worker.print_to_stdstream({"lines": [ours], "pid": "raylet", "is_err": False}, ignore_prefix=False)
+        Worker.print_to_stdstream({"lines": [ours.replace("4242", "77")], "pid": "raylet"}, ignore_prefix=False)
+        Worker.print_to_stdstream({"lines": ["hello from a task"], "pid": 4242}, ignore_prefix=False)
+    assert printed == [[ours.replace("4242", "77")], ["hello from a task"]]
+    assert [r.levelno for r in caplog.records] == [logging.DEBUG] and "Worker PID: 4242" in caplog.records[0].message
+    assert not notices.route_worker_notices(type("ray", (), {}))  # a Ray without the listener: nothing to wrap
+
+
+def test_epoch_times_per_batch_splits_the_epoch():
+    t = EpochTimes(items=256, batches=2, seconds=1.0, compute=(0.3, 0.5), allreduce=(0.2, 0.0), steps=0.8,
+                   slowest=0.5)
+    assert t.per_batch() == pytest.approx({"compute": 200.0, "allreduce": 50.0, "transport": 150.0, "driver": 100.0})
+
+
 def test_uneven_batches_are_shared_out_and_too_small_ones_refused():
     assert shard_sizes(15, 2) == [8, 7] and shard_sizes(10, 4) == [3, 3, 2, 2]
     batch = to_batch(X[:15], Y[:15])

@@ -24,8 +24,10 @@ holds inside the actors it already runs; Ray Train would add its own
 training loop and the `ray[train]` dependencies (pandas, pyarrow).
 """
 
-from .data_parallel import DataParallel, DistributedWorkerError, WorkerThroughputMetric, shutdown_workers, start_local
+from .data_parallel import (
+    DataParallel, DistributedWorkerError, EpochTimes, WorkerThroughputMetric, shutdown_workers, start_local,
+)
 from .transport import UnevenBatchError
 
-__all__ = ["DataParallel", "DistributedWorkerError", "UnevenBatchError", "WorkerThroughputMetric", "shutdown_workers",
-           "start_local"]
+__all__ = ["DataParallel", "DistributedWorkerError", "EpochTimes", "UnevenBatchError", "WorkerThroughputMetric",
+           "shutdown_workers", "start_local"]

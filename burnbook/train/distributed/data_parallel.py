@@ -18,17 +18,19 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from ..metric.base import MetricEntry, MetricMetadata
 from ..metric.state import FormatOptions, NumericMetricState
 from ..processor import LearnerItem
 from ..store import Split
+from .notices import own, route_worker_notices
 from .transport import batch_size_of, dumps, loads, merge_items, shard_sizes, split_batch
 from .worker import Replica
 
-__all__ = ["DataParallel", "DistributedWorkerError", "WorkerThroughputMetric", "require_ray", "shutdown_workers",
-           "start_local"]
+__all__ = ["DataParallel", "DistributedWorkerError", "EpochTimes", "WorkerThroughputMetric", "require_ray",
+           "shutdown_workers", "start_local"]
 
 log = logging.getLogger("burnbook.train")
 
@@ -53,11 +55,48 @@ def require_ray() -> Any:
 
 class DistributedWorkerError(RuntimeError):
     """A worker process died or failed during `fit`; the message names it
-    (rank, process id, host). Checkpoints of finished epochs are untouched."""
+    (rank, process id, host). Checkpoints of finished epochs are untouched.
 
-    def __init__(self, message: str, rank: int) -> None:
+    The parts of the message are attributes too: `rank`, `pid` and `host`
+    (None where the worker never reported them), `doing` (what the run was
+    doing: "starting", "training", ...) and `cause` (what went wrong, e.g.
+    "the worker process died (...)")."""
+
+    def __init__(self, message: str, rank: int, pid: int | None = None, host: str | None = None,
+                 doing: str = "", cause: str = "") -> None:
         super().__init__(message)
-        self.rank = rank
+        self.rank, self.pid, self.host, self.doing, self.cause = rank, pid, host, doing, cause
+
+
+@dataclass(frozen=True)
+class EpochTimes:
+    """Where one training epoch's time went (`DataParallel.epoch_times`),
+    in seconds summed over the epoch's steps.
+
+    `compute[k]`: worker k's own work (its shard's forward and backward, the
+    optimizer step, unpacking the shard and packing its outputs);
+    `allreduce[k]`: worker k inside the all-reduce, waiting for the slower
+    peer included; `steps`: the steps at the driver, from cutting the batch
+    to having every worker's outputs; `slowest`: the slowest worker's time
+    of each step. So `steps - slowest` is transport (pickling and sending
+    the shards, Ray's scheduling, returning the outputs) and `seconds -
+    steps` the driver's own work (reading the loader, the metrics)."""
+
+    items: int
+    batches: int
+    seconds: float
+    compute: tuple
+    allreduce: tuple
+    steps: float
+    slowest: float
+
+    def per_batch(self) -> dict:
+        """Milliseconds per global batch: `compute` and `allreduce` (means
+        over the workers), `transport` and `driver`."""
+        n, workers = max(self.batches, 1), max(len(self.compute), 1)
+        parts = (("compute", sum(self.compute) / workers), ("allreduce", sum(self.allreduce) / workers),
+                 ("transport", max(0.0, self.steps - self.slowest)), ("driver", max(0.0, self.seconds - self.steps)))
+        return {name: 1e3 * value / n for name, value in parts}
 
 
 class WorkerThroughputMetric:
@@ -119,6 +158,7 @@ class DataParallel:
         self.num_workers, self.address, self.resources_per_worker = num_workers, address, resources
         self.workers: list[dict[str, Any]] = []  # rank, pid, host of the running workers (during fit)
         self.epoch_seconds: list[tuple[int, float]] = []  # (items, seconds) of every training epoch run
+        self.epoch_times: list[EpochTimes] = []  # where each of those epochs' time went
 
     def __repr__(self) -> str:
         return f"DataParallel(num_workers={self.num_workers}, address={self.address!r})"
@@ -134,6 +174,7 @@ class DataParallel:
                 start_local()
             else:
                 ray.init(address=self.address, log_to_driver=False, logging_level=logging.ERROR)
+        route_worker_notices(ray)
         available = ray.cluster_resources()
         for key, amount in self.resources_per_worker.items():
             needed = amount * self.num_workers
@@ -144,20 +185,30 @@ class DataParallel:
         return ray
 
 
-def start_local(num_cpus: int | None = None, attempts: int = 3, **options: Any) -> Any:
+def start_local(num_cpus: int | None = None, attempts: int = 3, min_cpus: int = 1, **options: Any) -> Any:
     """Start a local Ray instance (`ray.init`, quiet, no web dashboard;
-    `num_cpus` defaults to this machine's cores) and return the `ray`
-    module. Ray gives its raylet a fixed 30 s to register with the cluster,
-    which a heavily loaded machine can miss: that timeout is retried up to
-    `attempts` times in all."""
+    `num_cpus` defaults to the CPUs Ray finds for this machine, its
+    container's share inside one) and return the `ray` module.
+
+    `min_cpus` raises that default to at least so many: Ray's CPUs are
+    scheduling slots, not pinned cores, so `min_cpus=2` lets two workers of
+    `{"CPU": 1}` share a container that grants one CPU (Binder's) instead of
+    waiting for a second one forever. Ray gives its raylet a fixed 30 s to
+    register with the cluster, which a heavily loaded machine can miss:
+    that timeout is retried up to `attempts` times in all. Ray's notices of
+    burnbook's own dead workers go to the log (`notices.py`)."""
     ray = require_ray()
     if ray.is_initialized():
+        route_worker_notices(ray)
         return ray
+    if num_cpus is None and min_cpus > 1:
+        num_cpus = max(min_cpus, _detected_cpus())
     settings = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
     settings.update(options)
     for attempt in range(1, attempts + 1):
         try:
             ray.init(num_cpus=num_cpus, **settings)
+            route_worker_notices(ray)
             return ray
         except Exception as err:  # noqa: BLE001  Ray raises a bare Exception for this timeout
             if attempt == attempts or "timed out during startup" not in str(err):
@@ -166,6 +217,24 @@ def start_local(num_cpus: int | None = None, attempts: int = 3, **options: Any) 
                         attempts)
             ray.shutdown()
     return ray
+
+
+def _detected_cpus() -> int:
+    """The CPUs `ray.init()` would find here: its own count (which reads a
+    container's CPU quota), else the cores this process may run on."""
+    quiet = logging.getLogger("ray._private.utils")  # its notes on container CPU quotas
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
+    try:
+        from ray._private.utils import get_num_cpus
+
+        return int(get_num_cpus(override_docker_cpu_warning=True))
+    except Exception:  # noqa: BLE001  another Ray version: the affinity mask is the next best answer
+        import os
+
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    finally:
+        quiet.setLevel(level)
 
 
 class _Pool:
@@ -233,6 +302,7 @@ class _Session:
         if not self.actors:
             self._start(state, accumulation)
         strategy.workers = [{"rank": r, "pid": pid, "host": host} for pid, host, r in self.where]
+        own(pid for pid, _, _ in self.where)
         self.metrics = [WorkerThroughputMetric(rank) for rank in range(strategy.num_workers)]
         registered = learner.processor.metrics
         for metric in self.metrics:
@@ -258,6 +328,11 @@ class _Session:
         self.where = self._gather([a.where.remote() for a in self.actors], "starting")
         self._gather([a.join.remote() for a in self.actors], "joining the Gloo group")
 
+    def _place(self, rank: int) -> tuple[int | None, str | None]:
+        """(pid, host) of worker `rank`, (None, None) before it reported them."""
+        place = self.where[rank] if rank < len(self.where) else None
+        return (None, None) if place is None else (place[0], place[1])
+
     def _name(self, rank: int) -> str:
         place = self.where[rank]
         if place is None:
@@ -277,10 +352,13 @@ class _Session:
             done, pending = ray.wait(pending, num_returns=1, timeout=timeout)
             if not done:
                 self.close(kill=True)
+                rank = refs.index(pending[0])
+                cause = (f"still not ready after {self.JOIN_TIMEOUT_S:.0f} s; the cluster may lack free resources "
+                         f"for {self.strategy.num_workers} workers of {self.strategy.resources_per_worker}")
                 raise DistributedWorkerError(
                     f"DataParallel: {len(pending)} worker(s) still not ready after {self.JOIN_TIMEOUT_S:.0f} s of "
                     f"{doing}; the cluster may lack free resources for {self.strategy.num_workers} workers of "
-                    f"{self.strategy.resources_per_worker}", rank=refs.index(pending[0]))
+                    f"{self.strategy.resources_per_worker}", rank, *self._place(rank), doing=doing, cause=cause)
             try:
                 ray.get(done[0])
             except Exception as err:  # noqa: BLE001  any worker failure ends the run the same way
@@ -289,7 +367,7 @@ class _Session:
                 _settle(ray, refs)
                 cause = _cause(err, ray)
                 raise DistributedWorkerError(f"DataParallel: {self._name(rank)} failed while {doing}: {cause}",
-                                             rank=rank) from err
+                                             rank, *self._place(rank), doing=doing, cause=cause) from err
         return ray.get(refs)
 
     def _culprit(self, refs: list, failed: Any, err: BaseException) -> tuple[int, BaseException]:
@@ -319,9 +397,11 @@ class _Session:
         learner, ray, n = self.learner, self.ray, self.strategy.num_workers
         learner.processor.start_epoch(Split.Train, epoch)
         iteration, seen, started = 0, 0, time.perf_counter()
+        compute, allreduce, steps, slowest = [0.0] * n, [0.0] * n, 0.0, 0.0
         try:
             for batch, progress in iterate_epoch(loader, epoch - 1):
                 iteration += 1
+                step_started = time.perf_counter()
                 total = batch_size_of(batch)
                 seen += total
                 sizes = shard_sizes(total, n)
@@ -334,8 +414,12 @@ class _Session:
                 results = self._gather(refs, "training")
                 self.busy = False
                 items = [loads(blob) for blob, _, _ in results]
-                for metric, (_, seconds, _), size in zip(self.metrics, results, sizes):
+                steps += time.perf_counter() - step_started
+                slowest += max(seconds for _, seconds, _ in results)
+                for rank, (metric, (_, seconds, reduced), size) in enumerate(zip(self.metrics, results, sizes)):
                     metric.latest = size / seconds if seconds > 0 else float("nan")
+                    compute[rank] += seconds - reduced
+                    allreduce[rank] += reduced
                 item = LearnerItem(merge_items(items, sizes), progress, epoch, learner.num_epochs, iteration, lr)
                 learner.processor.process(Split.Train, item)
                 del item, items
@@ -346,7 +430,10 @@ class _Session:
         finally:
             if self.actors:
                 self.pull()
-        self.strategy.epoch_seconds.append((seen, time.perf_counter() - started))
+        seconds = time.perf_counter() - started
+        self.strategy.epoch_seconds.append((seen, seconds))
+        self.strategy.epoch_times.append(EpochTimes(seen, iteration, seconds, tuple(compute), tuple(allreduce),
+                                                    steps, slowest))
         learner.processor.end_epoch(Split.Train, epoch)
         return iteration
 
