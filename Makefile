@@ -33,9 +33,13 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 
-# The package with its notebook extras (what a reader needs).
-$(VENV)/.installed: pyproject.toml | $(VENV)/bin/python
-	$(PIP_EDITABLE) ".[notebook]"
+# What a reader needs: the package with its notebook extras, and the
+# [distributed] extra (Ray) with torch's CPU build, which Ray's Gloo all-reduce
+# runs on (chapter 25); tools/install_torch.py --book installs torch alone, its
+# CPU build, never the CUDA one without an NVIDIA GPU. The README says what it costs.
+$(VENV)/.installed: pyproject.toml tools/install_torch.py | $(VENV)/bin/python
+	$(PY) tools/install_torch.py --book
+	$(PIP_EDITABLE) ".[notebook,distributed]"
 	touch $@
 
 # Test-only extras, and torch 2.13.0 as an independent oracle: its CPU build
@@ -126,10 +130,10 @@ test-browser: install-test browser-deps
 
 # The en chapters run in the Binder environment, built from binder/ alone in a
 # fresh venv (the `notebooks` test in tests/test_binder.py): what `make lab`
-# installs, no torch, so a chapter importing anything else fails there. Where
-# PyPI is unreachable that build cannot happen, and they run in .venv instead.
-# The index, the solutions and the en chapters that need more than the
-# notebook extra (BEYOND_NOTEBOOK_EXTRA in that test) run in .venv. The zh
+# installs (torch there is its CPU build, for chapter 25's Ray; no test tools),
+# so a chapter importing anything else fails there. Where PyPI is unreachable
+# that build cannot happen, and they run in .venv instead. The index and the
+# solutions run in .venv. The zh
 # chapters are not run again: each holds its en twin's code cells with their
 # stored outputs, cell for cell (tests/test_notebooks.py checks it), so a
 # second run would repeat the en run; `make test-notebooks-zh` runs them.
@@ -145,8 +149,7 @@ OFFLINE = $(shell $(PY) -c "import urllib.request as u; u.urlopen('https://pypi.
 test-notebooks: install-test
 	$(if $(OFFLINE),@echo "test-notebooks: PyPI is unreachable: the en chapters run in $(VENV) instead of a Binder environment")
 	$(if $(OFFLINE),$(NBVAL) notebooks/en,BURNBOOK_BINDER_BUILD=$(BINDER_BUILD) $(PY) -m pytest -p no:cacheprovider -s -m notebooks tests/test_binder.py)
-	$(NBVAL) notebooks/00-index.ipynb $(if $(OFFLINE),,$(wildcard notebooks/en/25-training-on-many-machines.ipynb)) \
-		$(wildcard notebooks/solutions)
+	$(NBVAL) notebooks/00-index.ipynb $(wildcard notebooks/solutions)
 
 # The Binder environment of test-notebooks, built while test-python runs: about
 # 75 s, mostly pip, which slowed test-python little (473 s beside it, 496 s

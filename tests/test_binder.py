@@ -1,18 +1,21 @@
 """Binder: binder/ alone must build a working book on mybinder.org.
 
 Fast checks: requirements.in is pyproject's runtime dependencies plus the
-[notebook] extra, requirements.txt pins all of it (and no torch), the
-runtime and postBuild are what repo2docker expects, and postBuild's MNIST
-step (binder/fetch_mnist.py) reuses verified files, downloads missing ones
-with checksums and stops on a bad file.
+[notebook] and [distributed] extras (what `make lab` installs),
+requirements.txt pins all of it (and no torch: postBuild installs torch's CPU
+build, which PyPI does not serve on Linux, with tools/install_torch.py --book,
+as `make lab` does), the runtime and postBuild are what repo2docker expects,
+and postBuild's MNIST step (binder/fetch_mnist.py) reuses verified files,
+downloads missing ones with checksums and stops on a bad file.
 
 The `notebooks` test does what repo2docker does, from binder/ alone: copy
 the repository's files to a fresh folder, make a fresh virtual environment,
 `pip install -r binder/requirements.txt`, run `binder/postBuild`, then
 validate every en chapter there with nbval (pytest and nbval are installed
-beside, nothing else; torch must be absent). So a chapter that imports
-anything outside the [notebook] extra fails here, unless it is named in
-BEYOND_NOTEBOOK_EXTRA with what it needs. `make test-notebooks` runs
+beside, nothing else; torch there must be its CPU build, no nvidia-*
+package). So a chapter that imports anything outside what `make lab`
+installs fails here, unless it is named in BEYOND_NOTEBOOK_EXTRA with what it
+needs. `make test-notebooks` runs
 it (and `make test-python` leaves it out). The build is tools/binder_build.py:
 `make test` runs it beside the Python tests and this test reuses it when it
 was made from the repository's current files (`$BURNBOOK_BINDER_BUILD`), else
@@ -46,12 +49,12 @@ from burnbook.data.dataset.vision import mnist, write_idx
 ROOT = Path(__file__).resolve().parents[1]
 BINDER = ROOT / "binder"
 CHAPTERS = "notebooks/en"
-# En chapters that need more than the [notebook] extra: the module each
-# imports, and what provides it. make test-notebooks runs them in .venv; here
-# the module must still be missing, so a stale entry fails.
-BEYOND_NOTEBOOK_EXTRA = {
-    "25-training-on-many-machines.ipynb": ("ray", "the [distributed] extra, and torch for Ray's Gloo backend"),
-}
+# En chapters that need more than what `make lab` and Binder install (the
+# [notebook] and [distributed] extras, torch's CPU build): the module each
+# imports, and what provides it. Such a chapter is not run here (run it in
+# .venv from make test-notebooks), and its module must still be missing here,
+# so a stale entry fails. None today: chapter 25 (Ray, torch) runs here too.
+BEYOND_NOTEBOOK_EXTRA: dict[str, tuple[str, str]] = {}
 
 
 def requirement_lines(path: Path) -> list[str]:
@@ -76,14 +79,15 @@ def pins() -> dict[str, str]:
 
 
 # -- the files repo2docker reads ------------------------------------------------------
-def test_requirements_in_is_pyproject_runtime_plus_notebook_extra() -> None:
+def test_requirements_in_is_pyproject_runtime_plus_notebook_and_distributed_extras() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    wanted = project["dependencies"] + project["optional-dependencies"]["notebook"]
+    extras = project["optional-dependencies"]
+    wanted = project["dependencies"] + extras["notebook"] + extras["distributed"]
     wanted = {canonicalize_name(Requirement(r).name): str(Requirement(r).specifier) for r in wanted}
     have = {canonicalize_name(Requirement(r).name): str(Requirement(r).specifier)
             for r in requirement_lines(BINDER / "requirements.in")}
     assert have == wanted, (
-        "binder/requirements.in differs from pyproject.toml's dependencies + [notebook] extra: "
+        "binder/requirements.in differs from pyproject.toml's dependencies + [notebook] + [distributed] extras: "
         f"only in requirements.in {sorted(set(have.items()) - set(wanted.items()))}, "
         f"only in pyproject.toml {sorted(set(wanted.items()) - set(have.items()))}; "
         "edit requirements.in and re-lock (the command is in its header)")
@@ -98,14 +102,18 @@ def test_requirements_txt_pins_everything_and_no_torch() -> None:
         assert req.specifier.contains(pinned[name], prereleases=True), (
             f"binder/requirements.txt pins {req.name}=={pinned[name]}, outside {req.specifier}")
     heavy = sorted(n for n in pinned if n in ("torch", "tensorflow", "jax") or n.startswith("nvidia-"))
-    assert not heavy, f"binder/requirements.txt installs {heavy}, which do not fit Binder's 2 GB"
+    assert not heavy, (f"binder/requirements.txt installs {heavy}: PyPI's Linux torch is the CUDA build "
+                       "(gigabytes of nvidia-* wheels); postBuild installs torch's CPU build instead")
     assert "ipykernel" in pinned and "nbconvert" in pinned, "the book needs a kernel and nbconvert"
 
 
 def test_runtime_and_postbuild_are_what_repo2docker_runs() -> None:
     assert (BINDER / "runtime.txt").read_text(encoding="utf-8").strip() == "python-3.11"
     post = BINDER / "postBuild"
-    assert post.read_text(encoding="utf-8").startswith("#!/usr/bin/env bash"), "postBuild needs a shebang"
+    script = post.read_text(encoding="utf-8")
+    assert script.startswith("#!/usr/bin/env bash"), "postBuild needs a shebang"
+    assert "\npython tools/install_torch.py --book\n" in script, (
+        "postBuild must install torch's CPU build as `make lab` does (tools/install_torch.py --book)")
     assert os.access(post, os.X_OK), "binder/postBuild must be executable (chmod +x)"
     # repo2docker prefers these over requirements.txt: none may sneak in.
     for other in ("environment.yml", "Pipfile", "Pipfile.lock", "setup.py", "Project.toml", "install.R"):
@@ -272,9 +280,17 @@ def test_binder_build_from_scratch_runs_every_en_chapter(tmp_path) -> None:
     kernel = json.loads(specs.stdout)["kernelspecs"]["python3"]["resource_dir"]
     assert Path(kernel).is_relative_to(venv), f"the python3 kernel comes from {kernel}, not the new venv"
 
-    # The build adds the test runner only; a chapter needing torch (a test-only oracle) must fail here.
-    torch = subprocess.run([python, "-c", "import torch"], cwd=tmp_path, env=env, capture_output=True)
-    assert torch.returncode != 0, "torch is importable in the Binder environment: no chapter may need it"
+    # torch is there for Ray's Gloo all-reduce (chapter 25), as its CPU build, never the CUDA one.
+    torch = subprocess.run(
+        [python, "-c", "import json, torch; from importlib import metadata; print(json.dumps([torch.__version__, "
+         "torch.version.cuda, sorted(d.metadata['Name'] for d in metadata.distributions() "
+         "if d.metadata['Name'].lower().startswith('nvidia'))]))"],
+        cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert torch.returncode == 0, (
+        "torch is missing from the Binder environment (postBuild's tools/install_torch.py --book found no CPU "
+        f"build to install; chapter 25 needs it):\n{torch.stderr[-2000:]}")
+    version, cuda, nvidia = json.loads(torch.stdout.strip().splitlines()[-1])
+    assert cuda is None and not nvidia, f"the Binder environment has torch {version}'s CUDA build: {nvidia}"
 
     chapters = sorted((repo / CHAPTERS).glob("*.ipynb"))
     assert len(chapters) >= 24, f"expected every en chapter under {CHAPTERS}, found {len(chapters)}"

@@ -101,6 +101,20 @@ def test_another_installed_version_is_replaced_and_torchvision_follows_without_d
     assert tool.installed == [("torch==2.13.0+cpu",), ("torchvision==0.28.0", "--no-deps")]
 
 
+def test_the_readers_install_takes_torch_alone(tool, monkeypatch, capsys):
+    """`--book` (make install, Binder's postBuild): the CPU torch for chapter 25, no torchvision."""
+    offer(tool, monkeypatch, configured=["2.13.0+cpu"], cpu_index=[])
+    installed_versions(tool, monkeypatch, torch="2.12.0")
+    assert tool.main(["--book"]) == 0
+    assert tool.installed == [("torch==2.13.0+cpu",)]
+    offer(tool, monkeypatch, configured=["2.13.0"], cpu_index=[])
+    tool.installed.clear()
+    installed_versions(tool, monkeypatch)
+    assert tool.main(["--book"]) == 0 and tool.installed == []
+    assert "Chapter 25" in capsys.readouterr().out
+    assert tool.main(["--bogus"]) == 2
+
+
 def test_no_torchvision_without_torch(tool, monkeypatch):
     offer(tool, monkeypatch, configured=["2.13.0"], cpu_index=[])  # no CPU build: torch is skipped
     assert tool.main() == 0

@@ -1,6 +1,10 @@
-"""Install torch 2.13.0, the tests' independent oracle, as its CPU build.
+"""Install torch 2.13.0 as its CPU build: the tests' independent oracle, and
+what Ray's Gloo all-reduce runs on (chapter 25's `DataParallel`).
 
-Run with the venv's Python (`make install-test` does). On Linux, PyPI's plain
+Run with the venv's Python: `make install-test` runs it for the tests, and
+`make install` (so `make lab`) and Binder's `postBuild` run it with `--book`,
+the reader's install: torch alone, without torchvision, which only the
+tests use. On Linux, PyPI's plain
 torch wheel is the CUDA build, which pulls gigabytes of nvidia-* wheels; the
 CPU build is the one labelled `+cpu`. So, first match wins:
 
@@ -13,7 +17,7 @@ CPU build is the one labelled `+cpu`. So, first match wins:
 4. otherwise install nothing and say so: the tests that compare with torch
    skip (they call pytest.importorskip), and `make test` goes on.
 
-Once torch is there, torchvision 0.28.0 (the release built against torch
+Once torch is there (and without `--book`), torchvision 0.28.0 (the release built against torch
 2.13; the ONNX importer's model zoo, tests/importer/zoo.py, builds its CNNs
 from it) is installed with --no-deps, so it can never pull another torch.
 Its Linux PyPI wheel is a CUDA build whose compiled ops do not load beside
@@ -74,16 +78,23 @@ def install_vision() -> int:
     return install(f"torchvision=={VISION}", "--no-deps")
 
 
-def main() -> int:
-    code = install_torch()
+def main(argv: list[str] | None = None) -> int:
+    args = list(argv or [])
+    unknown = [a for a in args if a != "--book"]
+    if unknown:
+        print(f"install_torch: unknown option(s) {' '.join(unknown)}; usage: install_torch.py [--book]",
+              file=sys.stderr)
+        return 2
+    book = "--book" in args
+    code = install_torch(book)
     try:
         metadata.version("torch")
     except metadata.PackageNotFoundError:
         return code
-    return code or install_vision()
+    return code or (0 if book else install_vision())
 
 
-def install_torch() -> int:
+def install_torch(book: bool = False) -> int:
     try:
         present = metadata.version("torch")
     except metadata.PackageNotFoundError:
@@ -104,11 +115,13 @@ def install_torch() -> int:
               "so installing the default (CUDA) build")
         return install(f"torch=={VERSION}")
 
+    missing = ("Chapter 25 (DataParallel: Ray's Gloo all-reduce runs on torch) will stop\n"
+               "  at its first cell" if book else "The tests that check burnbook against PyTorch will be skipped")
     print(f"install_torch: NOT installing torch: neither the configured package index nor\n"
           f"  {CPU_INDEX} offers torch {CPU_BUILD}, and the default torch wheel for Linux\n"
           f"  is the CUDA build (gigabytes of nvidia-* wheels) while this machine has no\n"
-          f"  NVIDIA GPU. The tests that check burnbook against PyTorch will be skipped.\n"
-          f"  To run them, install the CPU build yourself, e.g.\n"
+          f"  NVIDIA GPU. {missing}.\n"
+          f"  To run {'it' if book else 'them'}, install the CPU build yourself, e.g.\n"
           f"    {sys.executable} -m pip install torch=={CPU_BUILD} --extra-index-url {CPU_INDEX}\n"
           f"  (or torch=={VERSION} from your index, accepting the CUDA download).",
           flush=True)
@@ -116,4 +129,4 @@ def install_torch() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
