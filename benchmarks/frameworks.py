@@ -67,9 +67,10 @@ class Framework:
         return np.asarray(obj)
 
 
-ORDER = ("numpy", "ndarray", "taichi", "fusion", "autodiff", "autodiff_taichi", "autodiff_fusion", "torch",
-         "onnxruntime", "numpy_1t", "ndarray_1t", "autodiff_1t", "autodiff_fusion_1t", "torch_1t", "onnxruntime_1t")
-TAICHI_KEYS = ("taichi", "fusion", "autodiff_taichi", "autodiff_fusion")   # frameworks running Taichi kernels
+ORDER = ("numpy", "ndarray", "taichi", "fusion", "fusion_scalar", "autodiff", "autodiff_taichi", "autodiff_fusion",
+         "torch", "onnxruntime", "numpy_1t", "ndarray_1t", "autodiff_1t", "autodiff_fusion_1t", "torch_1t",
+         "onnxruntime_1t")
+TAICHI_KEYS = ("taichi", "fusion", "fusion_scalar", "autodiff_taichi", "autodiff_fusion")   # running Taichi kernels
 SINGLE_THREAD = ("numpy_1t", "ndarray_1t", "autodiff_1t", "autodiff_fusion_1t", "torch_1t", "onnxruntime_1t")
 _made: dict = {}
 
@@ -182,6 +183,29 @@ def _onnxruntime(threads: int) -> Framework:
                          note=f"skipped: {short_error(exc, 240)}")
 
 
+def lanes_off(fw: Framework) -> Framework:
+    """`fw` (Fusion[Taichi]) with its fused kernels' SIMD lanes off around
+    each of its runs (`SETTINGS.lanes = 0`, outside the timer; restored
+    after): the scalar `fused` kernel runs where `fused_lanes` would, so a
+    case naming both measures what the lanes buy (chapter 24's claims)."""
+    if not fw.available:
+        return fw
+    from burnbook.backend.taichi import SETTINGS
+
+    saved: list = []
+
+    def enter():
+        saved.append(SETTINGS.lanes)
+        SETTINGS.lanes = 0
+
+    def leave():
+        if saved:
+            SETTINGS.lanes = saved.pop()
+
+    fw.enter, fw.exit = enter, leave
+    return fw
+
+
 def single_thread(base: Framework) -> Framework:
     """`base` run on one thread: NumPy's OpenBLAS and PyTorch are set to one
     thread around each of its runs (outside the timer) and restored after.
@@ -236,6 +260,9 @@ def discover(keys: tuple | None = None, threads: int | None = None) -> list:
         # name it (the fusion family's; the tracked ops, the MLP step and the
         # guide CNN step for the autodiff one).
         "fusion": lambda: _burnbook("fusion", "burnbook Fusion[Taichi] (cpu)", _fusion, families=("fusion",)),
+        # The same with SIMD lanes off (the scalar fused kernel), in the cases that name it.
+        "fusion_scalar": lambda: lanes_off(_burnbook("fusion_scalar", "burnbook Fusion[Taichi] (cpu, lanes off)",
+                                                     _fusion, families=())),
         "autodiff_fusion": lambda: _burnbook("autodiff_fusion", "burnbook Autodiff[Fusion[Taichi]] (cpu)",
                                              _autodiff_fusion, families=("autodiff", "training")),
         "torch": lambda: _torch(threads),

@@ -19,6 +19,17 @@ INFO line gives the time per recorded op. NumPy and PyTorch run the same
 statements eagerly, as the scale. The check reads one result (that executes
 it) and compares it with NumPy's.
 
+`adam_update`: Adam's update of one 1024 x 512 f32 weight written as
+tensor ops, the 14 of `m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g*g;
+w - lr * (m/c1) / (sqrt(v/c2) + eps)` (three divisions, one square root),
+ending when the new weight and both moments are in memory (`B.sync()` on
+burnbook: on `Fusion[Taichi]` one kernel writes all three). Chapter 24's
+claim about SIMD lanes is this case's `fusion` row (`fused_lanes`, 8
+elements per index) against `fusion_scalar` (the same backend with
+`SETTINGS.lanes = 0`: the scalar `fused` kernel); `chain10_sum` runs on
+both too, where the lanes are the fused sum's. The INFO lines give both
+ratios as times.
+
 The tracked add on 4 floats of `Autodiff[Fusion[Taichi]]` is the autodiff
 family's `tracked_add` (the framework is one of its tracked frameworks), and
 the guide CNN step is the training family's. This module also gives the
@@ -47,11 +58,18 @@ INTRO = (
     "cost of recording one op), NumPy and PyTorch compute it. `record_chain`: 32 "
     "adds recorded into one chain per call (never executed on Fusion[Taichi]); the "
     "INFO lines give the time per op. Ratios for the record cases are times: lower "
-    "is better."
+    "is better. `adam_update`: Adam's update of a 1024x512 f32 weight as 14 tensor ops "
+    "(three divisions, a square root), ending with the weight and both moments written; "
+    "millions of weight elements per second. `lanes off`: Fusion[Taichi] with "
+    "`SETTINGS.lanes = 0`, its scalar fused kernel instead of `fused_lanes` (SIMD lanes)."
 )
 
-CHAIN_FRAMEWORKS = ("numpy", "taichi", "fusion", "torch")
+CHAIN_FRAMEWORKS = ("numpy", "taichi", "fusion", "fusion_scalar", "torch")
 RECORD_FRAMEWORKS = ("numpy", "fusion", "torch")
+ADAM_FRAMEWORKS = ("numpy", "taichi", "fusion", "fusion_scalar", "torch")
+_ADAM_SHAPE = {"smoke": (16, 8)}
+B1, B2, EPS, LR, STEP = 0.9, 0.999, 1e-8, 1e-3, 10   # Adam's defaults, at its 10th step
+C1, C2 = 1 - B1 ** STEP, 1 - B2 ** STEP               # the bias corrections
 CHAIN_LENGTH = 32            # adds per `record_chain` call; below the stream's MAX_NODES (48)
 _CHAIN_SIZE = {"smoke": 1 << 12}
 
@@ -62,6 +80,20 @@ def chain_elements(profile: Profile) -> int:
 
 def chain_case_id(profile: Profile) -> str:
     return f"{FAMILY}/chain10_sum/{fmt_size(chain_elements(profile))}"
+
+
+def adam_shape(profile: Profile) -> tuple[int, int]:
+    return _ADAM_SHAPE.get(profile.name, (1024, 512))
+
+
+def _adam_inputs(shape: tuple[int, int]):
+    def make(rng: np.random.Generator) -> dict:
+        return {"w": rng.standard_normal(shape).astype(np.float32),
+                "g": rng.standard_normal(shape).astype(np.float32),
+                "m": (0.1 * rng.standard_normal(shape)).astype(np.float32),
+                "v": (0.01 * rng.random(shape)).astype(np.float32)}
+
+    return make
 
 
 def _flat(n: int):
@@ -112,6 +144,42 @@ def _chain_torch(fw, ns):
     ns["chain"] = chain
 
 
+# -- Adam's update, once per API ---------------------------------------------------------
+def _adam_numpy(fw, ns):
+    w, g, m, v = ns["w"], ns["g"], ns["m"], ns["v"]
+
+    def adam():
+        m2 = m * B1 + g * (1 - B1)
+        v2 = v * B2 + g * g * (1 - B2)
+        return w - m2 / C1 * LR / (np.sqrt(v2 / C2) + EPS)
+
+    ns["adam"] = adam
+
+
+def _adam_burnbook(fw, ns):
+    w, g, m, v, backend = ns["w"], ns["g"], ns["m"], ns["v"], ns["B"]
+
+    def adam():
+        m2 = m * B1 + g * (1 - B1)
+        v2 = v * B2 + g * g * (1 - B2)
+        w2 = w - m2 / C1 * LR / ((v2 / C2).sqrt() + EPS)
+        backend.sync()  # on Fusion[Taichi]: one kernel writes w2, m2 and v2
+        return w2
+
+    ns["adam"] = adam
+
+
+def _adam_torch(fw, ns):
+    torch, w, g, m, v = ns["torch"], ns["w"], ns["g"], ns["m"], ns["v"]
+
+    def adam():
+        m2 = m * B1 + g * (1 - B1)
+        v2 = v * B2 + g * g * (1 - B2)
+        return w - m2 / C1 * LR / (torch.sqrt(v2 / C2) + EPS)
+
+    ns["adam"] = adam
+
+
 # -- recording ------------------------------------------------------------------------
 def _record_chain(fw, ns):
     x, y = ns["x"], ns["y"]
@@ -127,10 +195,14 @@ def _record_chain(fw, ns):
 
 def cases(profile: Profile) -> list:
     n = chain_elements(profile)
+    shape = adam_shape(profile)
     return [
         Case(FAMILY, "chain10_sum", fmt_size(n), _flat(n), {"*": "chain()"},
              work=float(n), unit="Melem/s", ratio="speed", tol=1e-4, frameworks=CHAIN_FRAMEWORKS,
              setup={"numpy": _chain_numpy, "burnbook": _chain_burnbook, "torch": _chain_torch}),
+        Case(FAMILY, "adam_update", f"{shape[0]}x{shape[1]}", _adam_inputs(shape), {"*": "adam()"},
+             work=float(shape[0] * shape[1]), unit="Melem/s", ratio="speed", tol=1e-5, frameworks=ADAM_FRAMEWORKS,
+             setup={"numpy": _adam_numpy, "burnbook": _adam_burnbook, "torch": _adam_torch}),
         Case(FAMILY, "record_add", "4", _flat(4), {"*": "x + y"},
              ratio="time", tol=1e-6, frameworks=RECORD_FRAMEWORKS, tiny=True),
         Case(FAMILY, "record_chain", f"{CHAIN_LENGTH}x4", _flat(4), {"*": "record_chain()"},
@@ -157,12 +229,16 @@ def info_lines(res) -> list:
                                if res.median(k) is not None)
             lines.append(f"INFO    recording a chain of {CHAIN_LENGTH} adds on [4] on Fusion[Taichi]: "
                          f"{fmt_time(t / CHAIN_LENGTH)} per op (eager, per add: {others or 'not run'})")
-    elif op == "chain10_sum":
-        for key in ("taichi", "fusion", "torch"):
+    elif op in ("chain10_sum", "adam_update"):
+        for key in ("taichi", "fusion", "fusion_scalar", "torch"):
             r = res.ratio(key, "numpy")
             if r is not None:
-                lines.append(f"INFO    chain10_sum ({res.case.size}) on {key}: {fmt_time(res.median(key))} vs "
+                lines.append(f"INFO    {op} ({res.case.size}) on {key}: {fmt_time(res.median(key))} vs "
                              f"NumPy {fmt_time(res.median('numpy'))} ({r:.2f}x NumPy's speed)")
+        lanes, scalar = res.median("fusion"), res.median("fusion_scalar")
+        if lanes is not None and scalar:
+            lines.append(f"INFO    {op} ({res.case.size}) on Fusion[Taichi], SIMD lanes on vs off: {fmt_time(lanes)} "
+                         f"vs {fmt_time(scalar)} ({lanes / scalar:.2f}x the scalar kernel's time)")
     return lines
 
 
