@@ -537,6 +537,23 @@ def test_tensor_inputs_keep_their_backend():
     close(s.leaf_grads()["x"], [3.0, -1.0], "x") and close(s.leaf_grads()["y"], [1.0, 2.0], "y")
 
 
+def test_the_same_steps_on_taichi():
+    pytest.importorskip("taichi")
+    from burnbook.backend import Taichi
+
+    T = Autodiff[Taichi]
+    values = inputs()["shared"]
+    on_ndarray = BackwardStepper(shared, **values)
+    on_taichi = BackwardStepper(shared, **{k: Tensor[T, 1].from_data(v) for k, v in values.items()})
+    assert [s.op for s in on_taichi.steps] == [s.op for s in on_ndarray.steps]
+    for a, b in zip(on_taichi.steps, on_ndarray.steps):
+        close(a.output_grad, b.output_grad, f"Taichi step {a.index} ({a.name})")
+        for ga, gb in zip(a.input_grads, b.input_grads):
+            assert (ga is None) == (gb is None)
+            if ga is not None:
+                close(ga, gb, f"Taichi step {a.index} ({a.name}) -> a parent")
+
+
 # -- the view ------------------------------------------------------------------------------------------------
 
 def test_figure_colours_visited_nodes_and_rings_the_current_one():
