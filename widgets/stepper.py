@@ -127,9 +127,7 @@ class BackwardStepper(View):
         if cls is None:
             return Tensor[self._backend, array.ndim].from_data(array).require_grad()
         t = cls.from_data(array, device)
-        if t.dtype != dtype:
-            t = t.cast(dtype)
-        return t.require_grad()
+        return (t if t.dtype == dtype else t.cast(dtype)).require_grad()
 
     def set_input(self, name: str, values: Any) -> "BackwardStepper":
         """Give input `name` new values (same shape), run forward and
@@ -300,7 +298,8 @@ class BackwardStepper(View):
     # -- text ---------------------------------------------------------------------------------
     def summary(self) -> str:
         s = self.current
-        lines = [f"BackwardStepper: {len(self.steps)} steps over {len(self.nodes)} nodes, output "
+        n, m = len(self.steps), len(self.nodes)
+        lines = [f"BackwardStepper: {n} step{'s' * (n != 1)} over {m} node{'s' * (m != 1)}, output "
                  f"{format_array(self.output)}; step {s.index}/{len(self.steps) - 1}: {s.name} ({s.op})",
                  f"  {s.formula}"]
         grads = ", ".join(f"{k} {format_array(v)}" for k, v in self._leaf_grads.items())

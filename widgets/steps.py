@@ -191,7 +191,8 @@ def step_formula(step: Step, values: list) -> str:
         if len(parts) > 1:
             return (f"{step.name}: {len(parts)} contributions arrive, summed: {' + '.join(parts)} = "
                     f"{format_array(g)}; stored as its gradient")
-        return f"{step.name}: gradient {format_array(g)} arrives; stored as its gradient"
+        how = "the seed" if step.index == 0 else "gradient"
+        return f"{step.name}: {how} {format_array(g)} arrives; stored as its gradient"
     if g is None:
         return f"{step.name} ({step.op}): no gradient arrives, nothing to pass on"
     prefix = ""
