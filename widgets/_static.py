@@ -18,6 +18,12 @@ no CDN. Stable API (the dashboard and the chapters use it):
 - `figure_json(fig)`: the figure as plain JSON-able data (NumPy arrays as
   plotly's base64 typed arrays, so large arrays stay compact).
 - `LAYOUT`: the small layout defaults every burnbook figure uses.
+- `PLOTLY_CONFIG`: the live figures' plotly config (a short toolbar, no
+  logo); `MODEBAR_PX`: the width that toolbar takes in a figure's top right
+  corner when the pointer is over it, where no title or legend may go.
+- `View.static_figure()`: the figure the static PNG shows (by default
+  `figure()`; a view adds what its live panel shows beside it), and
+  `add_caption(fig, text)`, which writes lines of text under a figure's plot.
 
 Why not plotly's `FigureWidget`: it needs the `anywidget` package and sends
 its whole ~5 MB JavaScript bundle to the browser with every instance. The
@@ -43,8 +49,8 @@ import plotly.graph_objects as go
 
 from ._image import figure_png
 
-__all__ = ["View", "FigurePane", "show_figure", "figure_bundle", "figure_json", "LAYOUT", "PLOTLY_MIME",
-           "PNG_MIME"]
+__all__ = ["View", "FigurePane", "show_figure", "figure_bundle", "figure_json", "plotly_output", "add_caption",
+           "LAYOUT", "PLOTLY_CONFIG", "MODEBAR_PX", "PLOTLY_MIME", "PNG_MIME"]
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 PNG_MIME = "image/png"
@@ -61,9 +67,29 @@ LAYOUT: dict[str, Any] = {
 }
 
 
+# The toolbar plotly shows over a live figure's top right corner on hover:
+# "download as png", zoom, pan, zoom in / out and reset. Selection tools and
+# the logo are dropped (nothing here reads a selection), and so is plotly.js
+# 4's "Share chart" button, which uploads the figure to Plotly's cloud: the
+# toolbar stays narrow, clear of the titles, and nothing leaves the machine.
+PLOTLY_CONFIG: dict[str, Any] = {
+    "displaylogo": False,
+    "showSendToCloud": False,
+    "modeBarButtonsToRemove": ["select2d", "lasso2d", "autoScale2d"],
+}
+MODEBAR_PX = 190   # its width (6 buttons: 168 px in Chromium) and a margin; the browser test measures it
+
+
 def figure_json(fig: go.Figure) -> dict:
     """`fig` as JSON-compatible data, arrays encoded as base64 typed arrays."""
     return json.loads(fig.to_json())
+
+
+def plotly_output(fig: go.Figure) -> dict:
+    """The live figure as the value of a plotly MIME output: its data and
+    layout, and `PLOTLY_CONFIG` (JupyterLab's plotly renderer passes the
+    config on to plotly.js)."""
+    return {**figure_json(fig), "config": dict(PLOTLY_CONFIG)}
 
 
 def static_image(fig: go.Figure) -> tuple[dict, dict]:
@@ -83,8 +109,26 @@ def figure_bundle(fig: go.Figure, text: str = "") -> tuple[dict, dict]:
     """`(data, metadata)` of a plain figure's output: the live plotly figure,
     its PNG (where one can be drawn) and `text` (default: the title)."""
     data, metadata = static_image(fig)
-    data = {PLOTLY_MIME: figure_json(fig), **data, "text/plain": text or _title_text(fig)}
+    data = {PLOTLY_MIME: plotly_output(fig), **data, "text/plain": text or _title_text(fig)}
     return data, metadata
+
+
+CAPTION_FONT = 12   # px
+
+
+def add_caption(fig: go.Figure, text: str, *, gap: int = 28) -> go.Figure:
+    """Write `text` (one or more lines) under `fig`'s plot area, left
+    aligned with it, `gap` px below its bottom edge (clear of the x axis'
+    tick labels). The bottom margin grows to hold it and the figure grows
+    by as much, so the plot keeps its size. Returns `fig`."""
+    lines = text.splitlines() or [""]
+    fig.add_annotation(text="<br>".join(html.escape(line) for line in lines), showarrow=False,
+                       xref="paper", yref="paper", x=0.0, y=0.0, xanchor="left", yanchor="top", yshift=-gap,
+                       align="left", font={"size": CAPTION_FONT})
+    old = fig.layout.margin.b if fig.layout.margin.b is not None else LAYOUT["margin"]["b"]
+    new = gap + int(round(len(lines) * CAPTION_FONT * 1.3)) + 8
+    fig.update_layout(height=(fig.layout.height or 450) + max(new - old, 0), margin={"b": max(new, old)})
+    return fig
 
 
 def show_figure(fig: go.Figure, text: str = "") -> None:
@@ -113,7 +157,7 @@ class FigurePane(ipywidgets.Output):
 
     def show(self, fig: go.Figure, text: str = "") -> None:
         """Replace what the pane shows with `fig` (`text`: the plain fallback)."""
-        bundle = {PLOTLY_MIME: figure_json(fig), "text/plain": text or "<plotly figure>"}
+        bundle = {PLOTLY_MIME: plotly_output(fig), "text/plain": text or "<plotly figure>"}
         self.outputs = ({"output_type": "display_data", "data": bundle, "metadata": {}},)
 
 
@@ -146,6 +190,12 @@ class View(ipywidgets.VBox):
         """The info panel below the figure (the summary, by default)."""
         return f"<pre class='bb-summary'>{html.escape(self.summary())}</pre>"
 
+    def static_figure(self) -> go.Figure:
+        """The figure of the static PNG, which a reader without a kernel sees
+        alone (no info panel under it): `figure()` by default; a view whose
+        panel holds numbers the figure lacks draws them in here."""
+        return self.figure()
+
     # -- shared behaviour --------------------------------------------------------
     def refresh(self) -> None:
         """Redraw the live view from the current state. The figure is sent
@@ -164,7 +214,7 @@ class View(ipywidgets.VBox):
             bundle = bundle[0]
         bundle = dict(bundle)
         bundle.pop("text/html", None)
-        image, metadata = static_image(self.figure())
+        image, metadata = static_image(self.static_figure())
         bundle.update(image)
         bundle["text/plain"] = self.summary()
         return (bundle, metadata) if metadata else bundle

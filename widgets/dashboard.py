@@ -3,10 +3,13 @@
 `TrainingDashboard` is a `MetricsRenderer` (see
 `burnbook.train.renderer.base`) drawn with ipywidgets and a plotly figure
 in a `FigurePane`: one subplot per numeric metric with its train and valid
-curves (every iteration, plus the epoch means), a progress bar with the
-rate and the time left, the learning rate, the latest value of every metric,
-and a Stop button that calls the Learner's `TrainingInterrupter.stop()`, so
-`fit` ends cleanly after the current step and returns the model so far.
+curves (every iteration, plus the epoch means) under a key to the colours
+and marks, a progress bar with the rate and the time left, the learning
+rate, the latest value of every metric, and a Stop button that calls the
+Learner's `TrainingInterrupter.stop()`, so `fit` ends cleanly after the
+current step and returns the model so far. The mean of an epoch that was
+stopped part-way is drawn where the epoch stopped (3.4: 40% into epoch 4),
+as an open marker, and named partial when hovered.
 
 Inside a Jupyter kernel the Learner builds one by itself
 (`burnbook.train.renderer.notebook_renderer`); it shows itself at the first
@@ -40,11 +43,9 @@ import math
 import re
 import sys
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 import ipywidgets as W
-import numpy as np
 import plotly.graph_objects as go
 
 from burnbook.train.metric.base import short_text
@@ -52,7 +53,8 @@ from burnbook.train.renderer.base import MetricState, TrainingProgress
 from burnbook.train.renderer.cli import format_duration
 from burnbook.train.renderer.notebook import NotebookTextRenderer, in_notebook
 from burnbook.train.store import Split
-from ._static import LAYOUT, FigurePane, static_image
+from ._static import FigurePane, static_image
+from .training_figure import COLORS, Curve, curves_figure
 
 __all__ = ["TrainingDashboard"]
 
@@ -60,37 +62,7 @@ CSS_CLASS = "bb-training-dashboard"
 STOP_CLASS = "bb-stop-button"
 CURVES_CLASS = "bb-curves"
 FIGURE_GAP_FRACTION = 0.1   # the figure waits at least this share of the time since the first iteration
-COLORS = {Split.Train: "#1f77b4", Split.Valid: "#ff7f0e"}
 LEARNING_RATE = "learning rate"   # a metric whose lower-cased name is this feeds the lr read-out
-
-
-@dataclass
-class _Curve:
-    """One numeric metric of one split: its value at every iteration
-    (x in epochs: 1.5 is half-way through epoch 2) and its epoch means."""
-
-    x: list = field(default_factory=list)
-    y: list = field(default_factory=list)
-    epoch_x: list = field(default_factory=list)
-    epoch_y: list = field(default_factory=list)
-    this_epoch: list = field(default_factory=list)
-    dirty: bool = False
-
-    def add(self, x: float, y: float) -> None:
-        if math.isfinite(y):
-            self.x.append(x)
-            self.y.append(y)
-            self.this_epoch.append(y)
-            self.dirty = True
-
-    def close_epoch(self, epoch: int) -> None:
-        """The epoch's mean is the mean of its iteration values (what the
-        Learner's event store reports for the epoch)."""
-        if self.this_epoch:
-            self.epoch_x.append(float(epoch))
-            self.epoch_y.append(float(np.mean(self.this_epoch)))
-            self.this_epoch = []
-            self.dirty = True
 
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
@@ -111,16 +83,6 @@ def _entry_text(entry: Any) -> str:
     if not text.startswith(name):
         return text
     return name + _NUMBER.sub(lambda m: number(float(m.group())), text[len(name):])
-
-
-def _thin(xs: list, ys: list, limit: int) -> tuple[list, list]:
-    """At most `limit` evenly spaced points (the last one kept), so a long
-    run does not send ever larger arrays to the browser."""
-    n = len(xs)
-    if n <= limit:
-        return list(xs), list(ys)
-    keep = np.unique(np.linspace(0, n - 1, limit).round().astype(np.int64))
-    return [xs[i] for i in keep], [ys[i] for i in keep]
 
 
 def _answer_while_busy(widget: W.Widget) -> None:
@@ -172,7 +134,7 @@ class TrainingDashboard:
         self.figure_interval = float(figure_interval)
         self._display = in_notebook() if display is None else bool(display)
         self._text = NotebookTextRenderer() if epoch_lines else None
-        self.curves: dict[tuple[str, Split], _Curve] = {}
+        self.curves: dict[tuple[str, Split], Curve] = {}
         self.metric_names: list[str] = []              # numeric metrics, in order of appearance
         self._pending: dict[Split, dict[str, float]] = {Split.Train: {}, Split.Valid: {}}
         self._entries: dict[Split, dict[str, Any]] = {Split.Train: {}, Split.Valid: {}}
@@ -242,9 +204,10 @@ class TrainingDashboard:
         self._render(Split.Valid, progress)
 
     def on_epoch_end(self, split: Split, epoch: int) -> None:
+        done = self._partial(split, epoch)
         for (_, curve_split), curve in self.curves.items():
             if curve_split is split:
-                curve.close_epoch(epoch)
+                curve.close_epoch(epoch, done)
         if self._text is not None:
             self._text.on_epoch_end(split, epoch)
         self._flush(force=True)
@@ -299,7 +262,7 @@ class TrainingDashboard:
         for name, value in self._pending[split].items():
             curve = self.curves.get((name, split))
             if curve is None:
-                curve = self.curves[(name, split)] = _Curve()
+                curve = self.curves[(name, split)] = Curve()
                 if name not in self.metric_names:
                     self.metric_names.append(name)
             curve.add(x, value)
@@ -312,6 +275,16 @@ class TrainingDashboard:
         self.status = {"running": "running", "stopping": "stopping after the current step"}.get(
             self.state, self.status)
         self._flush(force=force)
+
+    def _partial(self, split: Split, epoch: int) -> float | None:
+        """The share of its items that `split`'s epoch `epoch` saw, when it
+        ended before all of them (a stopped fit); None when it ran whole or
+        its size is unknown."""
+        progress = self._progress.get(split)
+        if progress is None or progress.epoch != epoch:
+            return None
+        done, total = progress.progress.items_processed, progress.progress.items_total
+        return round(done / total, 6) if 0 < total and done < total else None
 
     def _where(self) -> str:
         progress = self._progress.get(Split.Train)
@@ -387,52 +360,7 @@ class TrainingDashboard:
         """The curves as a plain plotly `Figure` (what the static output
         shows): one subplot per numeric metric; in each, per split, the
         value at every iteration (thin) and the epoch means (markers)."""
-        return self._build_figure()[0]
-
-    def _build_figure(self) -> tuple[go.Figure, list, dict]:
-        """The figure as one dict (plotly's `make_subplots` and `add_trace`
-        validate every call and cost ~100 ms per figure; one dict is
-        validated once), the metrics it has subplots for, and where each
-        curve's traces are in `fig.data`. Values are sent as float32 (plotly
-        encodes NumPy arrays as base64): half the bytes of float64, and far
-        finer than a curve can show."""
-        names = list(self.metric_names)
-        cols = max(len(names), 1)
-        gap = 0.08 if cols > 1 else 0.0
-        width = (1.0 - gap * (cols - 1)) / cols
-        layout: dict[str, Any] = dict(LAYOUT)
-        layout.update(height=300, margin=dict(l=50, r=20, t=40, b=40), showlegend=False, annotations=[])
-        data: list[dict] = []
-        index: dict[tuple[str, Split, str], int] = {}
-        for col, name in enumerate(names or ["waiting for the first iteration"], start=1):
-            suffix = "" if col == 1 else str(col)
-            left = (col - 1) * (width + gap)
-            layout[f"xaxis{suffix}"] = dict(domain=[left, left + width], anchor=f"y{suffix}", title=dict(text="epoch"),
-                                            showgrid=True, gridcolor="#eee", zeroline=False)
-            layout[f"yaxis{suffix}"] = dict(domain=[0.0, 1.0], anchor=f"x{suffix}", showgrid=True, gridcolor="#eee",
-                                            zeroline=False)
-            layout["annotations"].append(dict(text=name, x=left + width / 2, y=1.0, xref="paper", yref="paper",
-                                              xanchor="center", yanchor="bottom", showarrow=False,
-                                              font=dict(size=14)))
-            if not names:
-                break
-            for split in (Split.Train, Split.Valid):
-                curve = self.curves.get((name, split), _Curve())
-                xs, ys = (np.asarray(v, dtype=np.float32) for v in _thin(curve.x, curve.y, self.max_points))
-                axes = dict(xaxis=f"x{suffix}", yaxis=f"y{suffix}", legendgroup=str(split))
-                index[(name, split, "iteration")] = len(data)
-                data.append(dict(type="scatter", x=xs, y=ys, mode="lines", name=f"{name} ({split})",
-                                 line=dict(color=COLORS[split], width=1), opacity=0.6, **axes))
-                index[(name, split, "epoch")] = len(data)
-                data.append(dict(type="scatter", x=np.asarray(curve.epoch_x, dtype=np.float32),
-                                 y=np.asarray(curve.epoch_y, dtype=np.float32), mode="lines+markers",
-                                 name=f"{name} ({split}, epoch mean)", marker=dict(size=7),
-                                 line=dict(color=COLORS[split], width=2, dash="dot"), **axes))
-        # No legend: the colour is the split (as in the metrics table above
-        # the figure), dotted lines with markers are epoch means; hovering
-        # names the trace.
-        fig = go.Figure(dict(data=data, layout=layout))
-        return fig, names, index
+        return curves_figure(self.curves, self.metric_names, self.max_points)
 
     def close(self) -> None:
         """Close every widget of the dashboard (their views disappear and the

@@ -13,7 +13,9 @@ its gradient on a log scale, a histogram of the gradient's values and, for
 
 Both thresholds are constructor arguments. `view.add_step(grads, model)`
 adds a snapshot after another training step; a slider under the figure
-moves between the snapshots (it works in the saved notebook too).
+moves between the snapshots. The table of each parameter's statistics is
+part of the figure, so the slider switches it with the plots, in the
+browser alone (no kernel needed), and the static image shows it too.
 """
 
 from __future__ import annotations
@@ -35,6 +37,11 @@ from .layout import text_size
 __all__ = ["GradientView", "ParamGradient", "block_mean"]
 
 SLIDER_FONT = 12   # px, the slider's step labels
+NORMS_PX = 200     # px, the norms' bar chart
+TABLE_ROW_PX = 24  # px, one row of the statistics table (its header too)
+PLOT_PX = 180      # px, a row of histograms or heatmaps
+GAP_PX = 64        # px between two rows of subplots (each row's titles sit in it)
+TABLE_COLUMNS = ("parameter", "shape", "norm", "mean", "std", "min", "max", "flag")
 FLAG_COLOURS = {"ok": "#2ca02c", "vanishing": "#1f77b4", "exploding": "#d62728",
                 "non-finite": "#9467bd", "missing": "#7f7f7f"}
 
@@ -168,37 +175,44 @@ class GradientView(View):
         return "\n".join(lines)
 
     def info_html(self) -> str:
-        label, rows = self.steps[-1]
-        head = "".join(f"<th style='text-align:left;padding-right:1em'>{h}</th>"
-                       for h in ("parameter", "shape", "norm", "mean", "std", "min", "max", "flag"))
-        body = "".join(
-            "<tr>" + "".join(f"<td style='text-align:left;padding-right:1em'>{html.escape(v)}</td>" for v in (
-                r.path, str(r.shape), f"{r.norm:.4g}", f"{r.mean:.4g}", f"{r.std:.4g}", f"{r.min:.4g}",
-                f"{r.max:.4g}")) +
-            f"<td style='color:{FLAG_COLOURS[r.flag]};font-weight:bold'>{r.flag}</td></tr>"
-            for r in rows)
-        return (f"<div class='bb-summary'><b>{html.escape(label)}</b> of {len(self.steps)}"
-                f"<table>{'<tr>' + head + '</tr>'}{body}</table></div>")
+        """The panel under the figure: the thresholds and every flag of every
+        step (the per-step table is in the figure, switched by its slider)."""
+        bad = self.flagged()
+        flags = "; ".join(f"{html.escape(s)} {html.escape(p)} "
+                          f"<span style='color:{FLAG_COLOURS[f]};font-weight:bold'>{f}</span>" for s, p, f in bad)
+        return (f"<div class='bb-summary'>{len(self.steps)} step(s); flags: vanishing &lt; {self.vanishing:g}, "
+                f"exploding &gt; {self.exploding:g}; flagged: {flags or 'none'}</div>")
+
+    def table(self, step: int = -1) -> list[list[str]]:
+        """The statistics table of one step (the last by default), as the
+        figure shows it: one row per parameter, `TABLE_COLUMNS`."""
+        return [[r.path, str(r.shape), f"{r.norm:.4g}", f"{r.mean:.4g}", f"{r.std:.4g}", f"{r.min:.4g}",
+                 f"{r.max:.4g}", r.flag] for r in self.steps[step][1]]
 
     # -- the figure --------------------------------------------------------------------
     def figure(self) -> go.Figure:
-        """Row 1: gradient norms (trace "norms"); below: one histogram per
-        parameter, then heatmaps of 2-D weights. One set of traces per step,
-        switched by the slider; the last step is shown first."""
+        """Row 1: gradient norms (trace "norms"); row 2: the statistics table
+        (trace "table"); below: one histogram per parameter, then heatmaps
+        of 2-D weights. One set of traces per step, switched by the slider,
+        which also retitles the table; the last step is shown first."""
         rows0 = self.steps[0][1]
         paths = [r.path for r in rows0]
         heat = [r.path for r in rows0 if r.heatmap is not None]
         cols = min(4, len(paths))
         hist_rows = math.ceil(len(paths) / cols)
         heat_rows = math.ceil(len(heat) / cols) if heat else 0
-        specs = [[{"colspan": cols}] + [None] * (cols - 1)] + [[{}] * cols for _ in range(hist_rows + heat_rows)]
-        titles = ["gradient L2 norm per parameter"] + [f"{p} values" for p in paths] + \
-                 [""] * (hist_rows * cols - len(paths)) + [f"{p} (heatmap)" for p in heat]
-        n_rows = 1 + hist_rows + heat_rows
-        fig = make_subplots(rows=n_rows, cols=cols, specs=specs, subplot_titles=titles,
-                            vertical_spacing=min(0.12, 0.5 / n_rows), horizontal_spacing=0.06)
-        groups: list[list[int]] = []
+        wide = [{"colspan": cols}] + [None] * (cols - 1)
+        specs = [wide, [{**wide[0], "type": "table"}] + wide[1:]] + [[{}] * cols for _ in range(hist_rows + heat_rows)]
         last = len(self.steps) - 1
+        titles = ["gradient L2 norm per parameter", self._table_title(last)] + [f"{p} values" for p in paths] + \
+                 [""] * (hist_rows * cols - len(paths)) + [f"{p} (heatmap)" for p in heat]
+        n_rows = 2 + hist_rows + heat_rows
+        table_px = TABLE_ROW_PX * (len(paths) + 1) + 4
+        heights = [NORMS_PX, table_px] + [PLOT_PX] * (hist_rows + heat_rows)
+        plot_px = sum(heights) + GAP_PX * (n_rows - 1)
+        fig = make_subplots(rows=n_rows, cols=cols, specs=specs, subplot_titles=titles, row_heights=heights,
+                            vertical_spacing=GAP_PX / plot_px, horizontal_spacing=0.06)
+        groups: list[list[int]] = []
         for k, (label, rows) in enumerate(self.steps):
             visible = k == last
             start = len(fig.data)
@@ -209,6 +223,16 @@ class GradientView(View):
                 customdata=[r.flag for r in rows],
                 hovertemplate="%{x}<br>norm %{y:.4g}<br>%{customdata}<extra>" + html.escape(label) + "</extra>"),
                 row=1, col=1)
+            cells = [list(column) for column in zip(*self.table(k))]
+            fig.add_trace(go.Table(
+                name="table", visible=visible, columnwidth=[3, 2.4, 1.6, 1.6, 1.6, 1.6, 1.6, 1.6],
+                header={"values": [f"<b>{h}</b>" for h in TABLE_COLUMNS], "align": "left", "height": TABLE_ROW_PX,
+                        "fill": {"color": "#eef1f5"}, "line": {"color": "#d5dae1"}, "font": {"size": 12}},
+                cells={"values": cells, "align": "left", "height": TABLE_ROW_PX, "line": {"color": "#e5e8ec"},
+                       "fill": {"color": "white"},
+                       "font": {"size": 12, "color": [["#2a3f5f"] * len(rows)] * 7 +
+                                [[FLAG_COLOURS[r.flag] for r in rows]]}}),
+                row=2, col=1)
             for i, path in enumerate(paths):
                 r = by_path.get(path)
                 if r is None or r.counts.size == 0:
@@ -219,7 +243,7 @@ class GradientView(View):
                     width=float(r.edges[1] - r.edges[0]), marker={"color": FLAG_COLOURS[r.flag]},
                     visible=visible, showlegend=False,
                     hovertemplate="%{x:.3g}: %{y}<extra>" + html.escape(path) + "</extra>"),
-                    row=2 + i // cols, col=1 + i % cols)
+                    row=3 + i // cols, col=1 + i % cols)
             for i, path in enumerate(heat):
                 r = by_path.get(path)
                 if r is None or r.heatmap is None:
@@ -229,7 +253,7 @@ class GradientView(View):
                     z=r.heatmap, name=f"{path} heatmap", colorscale="RdBu", zmid=0, zmin=-bound, zmax=bound,
                     showscale=False, visible=visible,
                     hovertemplate="row %{y}, col %{x}: %{z:.3g}<extra>" + html.escape(path) + "</extra>"),
-                    row=2 + hist_rows + i // cols, col=1 + i % cols)
+                    row=3 + hist_rows + i // cols, col=1 + i % cols)
             groups.append(list(range(start, len(fig.data))))
         finite = [r.norm for _, rows in self.steps for r in rows if r.norm > 0 and math.isfinite(r.norm)]
         low = min(finite + [self.vanishing])
@@ -244,24 +268,34 @@ class GradientView(View):
         fig.update_yaxes(type="log", range=[math.log10(low) - 0.5, math.log10(high) + 0.5], row=1, col=1)
         total = len(fig.data)
         fixed = list(range(groups[-1][-1] + 1, total)) if groups and groups[-1] else []
+        slider_px = 0
         if len(self.steps) > 1:
             steps = []
             for k, (label, _) in enumerate(self.steps):
                 vis = [False] * total
                 for i in groups[k] + fixed:
                     vis[i] = True
-                steps.append({"label": label, "method": "restyle", "args": [{"visible": vis}]})
+                # "update": the traces' visibility and the table's title (annotation 1).
+                steps.append({"label": label, "method": "update",
+                              "args": [{"visible": vis}, {"annotations[1].text": self._table_title(k)}]})
             # The first and last step labels are centred on the rail's ends:
             # inset the rail by half the widest label, so none is cut off.
             inset = max(text_size(label, SLIDER_FONT)[0] for label, _ in self.steps) / 2 + 4
             fig.update_layout(sliders=[{"active": last, "steps": steps, "currentvalue": {"prefix": "showing "},
                                         "font": {"size": SLIDER_FONT}, "pad": {"t": 30, "l": inset, "r": inset}}])
+            slider_px = 90
         fig.update_layout(**LAYOUT)
-        fig.update_layout(height=260 + 220 * (hist_rows + heat_rows), bargap=0,
+        margin = LAYOUT["margin"]
+        fig.update_layout(height=plot_px + margin["t"] + margin["b"] + slider_px, bargap=0,
+                          margin={"t": margin["t"] + 10},
                           title={"text": f"gradients of {len(paths)} parameters, {len(self.steps)} step(s)",
-                                 "x": 0.01})
+                                 "x": 0.01, "xanchor": "left", "y": 1.0, "yref": "container", "yanchor": "top",
+                                 "pad": {"t": 8}, "font": {"size": 16}})
         fig.update_annotations(font_size=11)
         return fig
+
+    def _table_title(self, step: int) -> str:
+        return f"statistics at {self.steps[step][0]}"
 
 
 def _grad_of(param: Any, grads: Any) -> np.ndarray | None:

@@ -5,7 +5,8 @@ recorded operation, from the inputs on the left to the tensor itself on the
 right (`widgets.layout`). A node is labelled with its op (or its parameter
 path, `conv1.weight`, when the model is given) and its shape; hovering shows
 its dtype, a summary of its value and, when gradients are given, of its
-gradient. The drop-down below the figure shows the same for one node.
+gradient. The drop-down below the figure shows the same for one node and
+rings that node in the figure (the output, until another is picked).
 
 What can be shown depends on what the graph kept:
 
@@ -34,7 +35,7 @@ import plotly.graph_objects as go
 from burnbook.autodiff.graph import AutodiffTensor, Node, edges_of, nodes_of, value_of
 from burnbook.backend.base import np_dtype_name
 
-from ._static import LAYOUT, View
+from ._static import LAYOUT, MODEBAR_PX, View
 from .layout import label_extent, layered_layout, place_labels, text_size
 
 __all__ = ["GraphView", "value_summary"]
@@ -49,6 +50,8 @@ ROW_PX = 118             # px between two rows of a layer: room for two-line lab
 LAYER_PX = (22, 140)     # px between two layers: the least tried, and the most
 WIDTH = 900              # px: the widest figure a notebook shows beside JupyterLab's file browser
 MARGIN = {"l": 10, "r": 10, "t": 80, "b": 10}   # the title and the legend sit in the top margin
+TITLE_SIZE = 16          # px, the title's font size
+SELECTED_COLOUR = "#f2b705"   # the ring around the node picked in the drop-down
 
 
 
@@ -132,12 +135,13 @@ class GraphView(View):
         self.positions = layered_layout([n.id for n in self.nodes],
                                         [(p.id, c.id) for p, c in self.edges])
         self.grads = None
+        self._labels: dict | None = None   # where the labels go (`_place`), worked out once
         if grads is not None:
             self._set_grads(grads)
         self.select = ipywidgets.Dropdown(
             options=[(self._option(it), it.index) for it in reversed(self._items)],
             value=self._items[-1].index, description="node", layout={"width": "420px"})
-        self.select.observe(lambda _: self._update_info(), names="value")
+        self.select.observe(lambda _: self.refresh(), names="value")
         self.children = [self.pane, self.select, self.info]
         self.refresh()
 
@@ -264,8 +268,10 @@ class GraphView(View):
                        f"<td style='text-align:left'>{html.escape(v)}</td></tr>" for k, v in self._details(it))
         return f"<table class='bb-node-info'>{rows}</table>"
 
-    def _update_info(self) -> None:
-        self.info.value = self.info_html()
+    @property
+    def selected(self) -> int:
+        """The index of the node picked in the drop-down (the output's at first)."""
+        return self.select.value if hasattr(self, "select") else self._items[-1].index
 
     # -- the figure --------------------------------------------------------------------
     def _colours(self) -> dict[str, str]:
@@ -274,7 +280,8 @@ class GraphView(View):
 
     def figure(self) -> go.Figure:
         """The graph as a plotly figure: a trace "edges", a trace "nodes"
-        (one point per node, in `self.nodes` order), one legend entry per
+        (one point per node, in `self.nodes` order), a trace "selected" (a
+        ring around the node picked in the drop-down), one legend entry per
         module group and a box around each group; each node's label is an
         annotation placed where it overlaps no other (see `_place`)."""
         colours = self._colours()
@@ -296,12 +303,19 @@ class GraphView(View):
         symbol = ["square" if it.kind == "param" else "diamond" if it.kind == "input" else "circle"
                   for it in self._items]
         outline = [2.5 if it.grad is not None else 0.5 for it in self._items]
-        labels = self._place(xs, ys, text)
+        if self._labels is None:
+            self._labels = self._place(xs, ys, text)
+        labels = self._labels
         fig.add_trace(go.Scatter(
             x=xs, y=ys, mode="markers", name="nodes", text=text,
             hovertext=hover, hoverinfo="text", showlegend=False,
             marker={"size": MARKER, "color": colour, "symbol": symbol,
                     "line": {"color": "#111111", "width": outline}}))
+        picked = self.selected
+        fig.add_trace(go.Scatter(
+            x=[xs[picked]], y=[ys[picked]], mode="markers", name="selected", hoverinfo="skip", showlegend=False,
+            marker={"size": MARKER + 6, "symbol": "circle-open", "color": SELECTED_COLOUR,
+                    "line": {"width": 2.5, "color": SELECTED_COLOUR}}))   # clear of the labels (see `_place`)
         for group, c in colours.items():
             fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=group,
                                      marker={"size": 10, "color": c, "symbol": "square"}))
@@ -313,9 +327,14 @@ class GraphView(View):
                           fillcolor=c, opacity=0.08, layer="below")
         title = self._title or (f"autodiff graph: {len(self._items)} nodes, output "
                                 f"{self._items[-1].node.op} {list(self._items[-1].node.shape)}")
+        # The title's row also holds plotly's toolbar (top right, on hover):
+        # the figure is at least as wide as both side by side.
+        width = max(labels["width"], int(text_size(title, TITLE_SIZE)[0]) + MODEBAR_PX + MARGIN["l"] + 8)
         fig.update_layout(
-            **{**LAYOUT, "margin": MARGIN}, title={"text": title, "x": 0.01, "y": 0.98, "yanchor": "top"},
-            width=labels["width"], height=self._height or labels["height"],
+            **{**LAYOUT, "margin": MARGIN},
+            title={"text": title, "x": 0.0, "xref": "paper", "xanchor": "left", "y": 1.0, "yref": "container",
+                   "yanchor": "top", "pad": {"t": 8, "l": 2}, "font": {"size": TITLE_SIZE}},
+            width=width, height=self._height or labels["height"],
             showlegend=bool(colours),
             legend={"title": {"text": "module"}, "orientation": "h", "x": 0.0, "xanchor": "left",
                     "y": 1.0, "yanchor": "bottom"},

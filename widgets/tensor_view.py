@@ -27,7 +27,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
-from ._static import LAYOUT, View
+from ._static import LAYOUT, View, add_caption
 
 __all__ = ["TensorView", "tensor_stats", "image_grid", "png_data_uri", "PNG_CELLS"]
 
@@ -35,6 +35,9 @@ __all__ = ["TensorView", "tensor_stats", "image_grid", "png_data_uri", "PNG_CELL
 # rather than as a heatmap of float32 values: an 8-digit MNIST batch is
 # ~5 KB instead of ~35 KB in the saved notebook.
 PNG_CELLS = 4096
+# The top margin of a grid, in px: the title's line (16 px text and its
+# padding), the line of image labels above the grid, and the colour note's line.
+TITLE_PX, LABEL_PX, NOTE_PX = 34, 16, 16
 
 
 def tensor_stats(a: np.ndarray) -> dict[str, float | int]:
@@ -172,9 +175,13 @@ class TensorView(View):
     # -- the figure ----------------------------------------------------------------------
     def figure(self) -> go.Figure:
         """A heatmap trace named "tensor" (rank 1-2) or "images" (a grid);
-        row 0 at the top, as a matrix or an image is read."""
+        row 0 at the top, as a matrix or an image is read. A grid drawn as
+        a picture says in a line under the title which values its colours
+        span (the picture itself carries no values)."""
         a = self.array.astype(np.float32)
         fig = go.Figure()
+        note = None
+        top = LAYOUT["margin"]["t"]
         if self.mode == "heatmap":
             z = a.reshape(1, -1) if a.ndim == 1 else a
             fig.add_trace(go.Heatmap(z=z, name="tensor", colorscale=self._colorscale or "RdBu_r",
@@ -195,22 +202,34 @@ class TensorView(View):
                 fig.add_trace(go.Image(source=png_data_uri(grid, scale, low, high), name="images",
                                        x0=0, y0=0, dx=1, dy=1,
                                        hovertemplate="x %{x}, y %{y}<extra></extra>"))
-                fig.add_annotation(text=f"colours: {low:.4g} to {high:.4g} ({scale})", showarrow=False,
-                                   xref="paper", yref="paper", x=1, y=1.0, xanchor="right",
-                                   yanchor="bottom", font={"size": 10})
+                note = f"colours: {low:.4g} to {high:.4g} ({scale})"
             for i, name in enumerate(self._image_labels(n)):
                 r, c = divmod(i, columns)
                 fig.add_annotation(x=c * (w + 1) + w / 2 - 0.5, y=r * (h + 1) - 0.6, text=name, showarrow=False,
                                    yanchor="bottom", font={"size": 10})
             rows = math.ceil(n / columns)
-            height = int(min(900, 120 + rows * max(70, 560 / columns * h / w)))
+            # The title, then the image labels just above the grid (their row
+            # ends TITLE_PX + LABEL_PX below the top; a colour note adds a line).
+            top = TITLE_PX + LABEL_PX + (NOTE_PX if note else 0)
+            height = int(min(900, 120 + rows * max(70, 560 / columns * h / w))) + top - LAYOUT["margin"]["t"]
+        title: dict[str, Any] = {"text": self._title or f"{self.shape} {self.dtype}", "x": 0.01,
+                                 "xanchor": "left", "y": 1.0, "yref": "container", "yanchor": "top",
+                                 "pad": {"t": 8}, "font": {"size": 16}}
+        if note:
+            title["subtitle"] = {"text": note, "font": {"size": 11}}
         fig.update_layout(**LAYOUT)
         fig.update_layout(
-            title={"text": self._title or f"{self.shape} {self.dtype}", "x": 0.01}, height=height,
+            title=title, height=height, margin={"t": top},
             xaxis={"showgrid": False, "zeroline": False, "constrain": "domain"},
             yaxis={"showgrid": False, "zeroline": False, "autorange": "reversed", "scaleanchor": "x"}
             if self.mode == "grid" else {"showgrid": False, "zeroline": False, "autorange": "reversed"})
         return fig
+
+    def static_figure(self) -> go.Figure:
+        """The figure with the summary written under it: the shape, dtype and
+        statistics a reader should check first, which the live view shows in
+        its panel and a static image would otherwise lose."""
+        return add_caption(self.figure(), self.summary())
 
 
 def _read(tensor: Any) -> tuple[np.ndarray, str, str]:

@@ -3,12 +3,19 @@
 A JupyterLab server starts on a free loopback port with a generated token and
 its own config, data and runtime folders; Debian's Chromium (headless, never
 a downloaded browser) opens a temporary copy of the widgets chapter
-(`notebooks/en/23-seeing-inside.ipynb`), with one test-only cell appended: a
-fit that runs for minutes unless stopped. The test runs all cells from the
-Run menu, then checks in the DOM that the graph view drew labelled nodes,
-that each training dashboard drew its curves, and that the appended fit's
-Stop button ends it: the dashboard says "stopped" and the cell finishes,
-printing what `fit` returned. Screenshots go to `test-artifacts/browser/`.
+(`notebooks/en/23-seeing-inside.ipynb`), with two test-only cells appended:
+one prints each GradientView's per-step tables as the kernel computes them,
+the other runs a fit for minutes unless stopped. The test runs all cells
+from the Run menu, then checks in the DOM that the graph view drew labelled
+nodes and rings the node picked in its drop-down, that moving the gradient
+view's slider to another step shows that step's table, that no figure's
+title, legend or labels lie under plotly's toolbar or on each other, that
+each training dashboard drew its curves under a key, and that the appended
+fit's Stop button ends it: the dashboard says "stopped", marks the epoch it
+cut short as partial, and the cell finishes, printing what `fit` returned.
+Screenshots go to `test-artifacts/browser/`; with `BB_README_IMAGES=1` the
+graph's and the stopped dashboard's also replace the README's pictures in
+`docs/img/`.
 
 Skipped (with the reason) where playwright or /usr/bin/chromium is missing
 (`make browser-deps` installs Chromium). `BB_BROWSER_NOTEBOOK=path` opens
@@ -30,6 +37,8 @@ import pytest
 from .lab import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, ROOT, jupyter_lab
 
 CHAPTER = ROOT / "notebooks" / "en" / "23-seeing-inside.ipynb"
+README_IMAGES = {"graph-1": ROOT / "docs" / "img" / "graph-view.png",
+                 "dashboard-stopped": ROOT / "docs" / "img" / "training-dashboard.png"}
 SERVER_START_S = 60     # JupyterLab's first start builds its settings cache
 CELLS_S = 90            # the chapter's cells up to the appended fit
 STOP_S = 30             # from the click to the cell's end
@@ -46,6 +55,7 @@ def _ms(seconds: float) -> float:
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
 pytest.importorskip("jupyterlab", reason="JupyterLab is not installed (pip install burnbook[notebook])")
+from burnbook.widgets._static import MODEBAR_PX  # noqa: E402 (the width kept clear for plotly's toolbar)
 if not CHROMIUM.exists():
     pytest.skip("Chromium is not installed at /usr/bin/chromium (make browser-deps: apt-get install -y chromium)",
                 allow_module_level=True)
@@ -110,6 +120,19 @@ print(f"fit returned after {len(_learner.epochs_done)} epochs;",
 '''
 
 
+# Appended before it: every GradientView's tables, one per step, as JSON.
+TABLES_CELL = '''\
+# Appended by tests/browser/test_widgets_browser.py: each GradientView's
+# table of every step, as the kernel computes it.
+import json as _json
+for _name, _view in list(globals().items()):
+    if type(_view).__name__ == "GradientView" and not _name.startswith("_"):
+        print("bb-gradient-tables", _json.dumps({"labels": [label for label, _ in _view.steps],
+              "tables": [_view.table(k) for k in range(len(_view.steps))]}))
+'''
+TABLES_MARK = "bb-gradient-tables"
+
+
 def _notebook_source() -> Path:
     override = os.environ.get("BB_BROWSER_NOTEBOOK")
     path = Path(override) if override else CHAPTER
@@ -133,6 +156,8 @@ def lab(tmp_path_factory):
         if cell["cell_type"] == "code":
             cell["outputs"], cell["execution_count"] = [], None
     nb.get("metadata", {}).pop("widgets", None)
+    nb["cells"].append({"cell_type": "code", "execution_count": None, "id": "bb-browser-gradient-tables",
+                        "metadata": {}, "outputs": [], "source": TABLES_CELL})
     nb["cells"].append({"cell_type": "code", "execution_count": None, "id": "bb-browser-stop-test",
                         "metadata": {}, "outputs": [], "source": STOP_CELL})
     # The server's own Python kernel (this virtual environment's), with no kernel-choice dialog.
@@ -281,10 +306,13 @@ def _check_widgets(page) -> None:
         assert _curve_points(board) > 2, f"dashboard {i + 1} of {count} drew no curve"
         titles = _texts(board.locator(".bb-curves .g-gtitle, .bb-curves .annotation-text"))
         assert any("Loss" in t for t in titles), f"dashboard {i + 1}: no Loss subplot among {titles}"
+        key = _texts(board.locator(".bb-curves .legendtext"))
+        assert {"train", "valid", "epoch mean"} <= set(key), f"dashboard {i + 1}: its key shows {key}"
+        _check_clear_of_the_toolbar(page, board, f"dashboard {i + 1}")
         _check_dashboard_polish(board, f"dashboard {i + 1}")
         _shot(page, f"dashboard-{i + 1}", board)
 
-    # The graph view: labelled nodes.
+    # The graph view: labelled nodes, the picked node ringed.
     graphs = page.locator(".bb-graph-view")
     if "23-seeing-inside" in str(_notebook_source()):
         assert graphs.count() >= 1, "the chapter shows no graph view (.bb-graph-view)"
@@ -294,18 +322,33 @@ def _check_widgets(page) -> None:
         labels = [t for t in _texts(graph.locator(".textpoint, .annotation-text")) if t.strip()]
         assert len(labels) >= 2, f"graph view {i + 1} shows no node labels"
         _check_labels_apart_and_inside(graph, ".annotation-text", f"graph view {i + 1}")
+        _check_clear_of_the_toolbar(page, graph, f"graph view {i + 1}")
         _shot(page, f"graph-{i + 1}", graph)
     if "23-seeing-inside" in str(_notebook_source()):
         # The chapter's first graph is the guide's CNN: 36 nodes, each labelled.
         assert len(_texts(graphs.first.locator(".annotation-text"))) >= 36
 
-    # GradientView: the slider's step labels and its current value are drawn whole.
+    # TensorView: the title, the colour note and the image labels apart.
+    tensors = page.locator(".bb-tensor-view")
+    for i in range(tensors.count()):
+        view = tensors.nth(i)
+        view.scroll_into_view_if_needed()
+        _check_labels_apart_and_inside(view, ".annotation-text, .gtitle, .gtitle-subtitle", f"tensor view {i + 1}")
+        _check_clear_of_the_toolbar(page, view, f"tensor view {i + 1}")
+        _shot(page, f"tensor-{i + 1}", view)
+
+    # GradientView: the slider's step labels and its current value are drawn
+    # whole, and moving it to another step shows that step's table.
     views = page.locator(".bb-gradient-view")
+    kernel_tables = [json.loads(t.split(TABLES_MARK, 1)[1]) for t in _texts(
+        page.locator(".jp-OutputArea-output", has_text=TABLES_MARK)) for t in t.splitlines() if TABLES_MARK in t]
     for i in range(views.count()):
         view = views.nth(i)
         view.scroll_into_view_if_needed()
+        _check_clear_of_the_toolbar(page, view, f"gradient view {i + 1}")
         if view.locator(".slider-label").count():
             _check_labels_apart_and_inside(view, ".slider-label, .slider-currentvalue", f"gradient view {i + 1}")
+            _check_the_slider_moves_the_table(page, view, kernel_tables, f"gradient view {i + 1}")
         _shot(page, f"gradient-{i + 1}", view)
 
     # The Stop button ends the appended fit: "stopped", and the cell finishes.
@@ -324,8 +367,125 @@ def _check_widgets(page) -> None:
         assert f"model-{epochs}.mpk.gz" in text, text
     assert "stopped" in last.locator(".bb-status").inner_text()
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=_ms(STOP_S))
+    items = re.search(r"(?:train|valid) ([\d,]+)/([\d,]+) items", last.locator(".bb-progress-text").inner_text())
+    if items and int(items[1].replace(",", "")) < int(items[2].replace(",", "")):
+        # The click cut an epoch short: its mean is drawn as partial, and the key says so.
+        # (Queried afresh each time: the display is replaced when fit ends, and
+        # JupyterLab's plotly renderer may show its snapshot image until hovered.)
+        curves = page.locator(".jp-Notebook .jp-CodeCell").last.locator(".bb-curves").last
+        curves.scroll_into_view_if_needed()
+        curves.hover()
+        page.wait_for_function(
+            """() => { const cells = document.querySelectorAll('.jp-Notebook .jp-CodeCell');
+                       return Array.from(cells[cells.length - 1].querySelectorAll('.bb-curves .legendtext'))
+                           .some(t => (t.textContent || '').includes('partial epoch')); }""",
+            timeout=_ms(STOP_S))
+    _check_clear_of_the_toolbar(page, last, "the stopped dashboard")
     _shot(page, "dashboard-stopped", last)
+    # The node picker talks to the kernel, which was busy with the fit until now.
+    for i in range(graphs.count()):
+        _check_the_picked_node_is_ringed(graphs.nth(i), f"graph view {i + 1}")
     _shot(page, "notebook")
+    if os.environ.get("BB_README_IMAGES") == "1":
+        for name, target in README_IMAGES.items():
+            shutil.copyfile(ARTIFACTS / f"{name}.png", target)
+
+
+def _check_the_picked_node_is_ringed(graph, what: str) -> None:
+    """Picking a node in the drop-down moves the ring (the figure's third
+    trace, "selected") onto that node's marker (the second trace, "nodes",
+    whose points are in the drop-down's order n0, n1, ...)."""
+    select = graph.locator("select").first
+    options = select.locator("option")
+    assert options.count() >= 2, f"{what}: the node picker offers {options.count()} nodes"
+    for option in (options.last, options.first):   # n0, then back to the output
+        label = option.inner_text()
+        index = int(label.split(":", 1)[0].lstrip("n"))
+        select.select_option(label=label)
+        graph.page.wait_for_function(
+            """([el, index]) => {
+                const traces = el.querySelectorAll('.scatterlayer .trace');
+                if (traces.length < 3) return false;
+                const nodes = traces[1].querySelectorAll('path.point');
+                const ring = traces[2].querySelector('path.point');
+                return ring && nodes[index]
+                    && ring.getAttribute('transform') === nodes[index].getAttribute('transform');
+            }""", arg=[graph.element_handle(), index], timeout=_ms(15))
+        shown = graph.locator(".bb-node-info").inner_text()
+        assert f"n{index} " in shown, f"{what}: picked {label!r}, the table shows {shown!r}"
+
+
+def _table(view) -> tuple[str, list[list[str]]]:
+    """The visible statistics table of a gradient view: its title and rows,
+    read from plotly's table (one `.y-column` per column: a `#header` block
+    and blocks of cells)."""
+    found = view.evaluate(
+        """(el) => {
+            const title = Array.from(el.querySelectorAll('.annotation-text'))
+                .map(t => t.textContent || '').find(t => t.startsWith('statistics at ')) || '';
+            // Rows in screen order: plotly spreads them over blocks whose DOM order is not theirs.
+            const columns = Array.from(el.querySelectorAll('.table .y-column')).map(c =>
+                Array.from(c.querySelectorAll('.column-block:not(#header) .cell-text'))
+                    .map(t => [t.getBoundingClientRect().top, t.textContent || ''])
+                    .sort((a, b) => a[0] - b[0]).map(([, text]) => text));
+            return {title, columns};
+        }""")
+    columns = found["columns"]
+    rows = [list(r) for r in zip(*columns)] if columns else []
+    return found["title"], rows
+
+
+def _check_the_slider_moves_the_table(page, view, printed: list, what: str) -> None:
+    """Click the slider's first step: the table's title names it and its
+    rows are that step's, as the kernel printed them; then back to the last."""
+    steps = view.locator(".slider-label-group .slider-label")   # (the current value is a .slider-label too)
+    labels = _texts(steps)
+    match = [p for p in printed if p["labels"] == labels]
+    assert match, f"{what}: no printed tables for the slider's steps {labels} (printed: {printed})"
+    tables = match[0]["tables"]
+    title, rows = _table(view)
+    assert title == f"statistics at {labels[-1]}" and rows == tables[-1], (
+        f"{what}: before the slider moved, the table shows {title!r} {rows}")
+    for k in (0, len(labels) - 1):
+        rail = view.locator(".slider-rail-touch-rect").first   # the slider's area that takes the clicks
+        rail.scroll_into_view_if_needed()
+        target, box = steps.nth(k).bounding_box(), rail.bounding_box()
+        rail.click(position={"x": target["x"] + target["width"] / 2 - box["x"], "y": box["height"] / 2})
+        deadline = time.monotonic() + 10
+        while _table(view) != (f"statistics at {labels[k]}", tables[k]) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        title, rows = _table(view)
+        assert title == f"statistics at {labels[k]}", f"{what}: the slider at {labels[k]!r}, the table at {title!r}"
+        assert rows == tables[k], f"{what}: at {labels[k]!r} the table shows {rows}, the kernel {tables[k]}"
+        if k == 0:
+            _shot(page, "gradient-first-step", view)
+
+
+def _check_clear_of_the_toolbar(page, widget, what: str) -> None:
+    """Hovering a figure shows plotly's toolbar in its top right corner: it
+    covers no title, legend entry, annotation or label of that figure."""
+    for plot in widget.locator(".js-plotly-plot").all():
+        plot.scroll_into_view_if_needed()
+        box = plot.bounding_box()
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        plot.locator(".modebar").first.wait_for(state="attached", timeout=_ms(10))
+        found = plot.evaluate(
+            """(el) => {
+                const box = e => { const r = e.getBoundingClientRect();
+                                   return {l: r.left, t: r.top, r: r.right, b: r.bottom}; };
+                const bar = el.querySelector('.modebar');
+                const texts = Array.from(el.querySelectorAll(
+                    '.infolayer text, .annotation-text, .legendtext, .gtitle, .gtitle-subtitle'))
+                    .filter(t => (t.textContent || '').trim()).map(t => ({text: t.textContent, ...box(t)}));
+                return {bar: box(bar), texts};
+            }""")
+        bar = found["bar"]
+        assert 0 < bar["r"] - bar["l"] <= MODEBAR_PX, f"{what}: the toolbar is {bar}, wider than MODEBAR_PX"
+        for t in found["texts"]:
+            apart = t["r"] <= bar["l"] or bar["r"] <= t["l"] or t["b"] <= bar["t"] or bar["b"] <= t["t"]
+            assert apart, f"{what}: plotly's toolbar {bar} covers {t['text']!r} {t}"
+    page.mouse.move(1, 1)   # away: the toolbar and any hover label fade before the next screenshot
+    time.sleep(0.6)
 
 
 def _check_labels_apart_and_inside(widget, selector: str, what: str) -> None:

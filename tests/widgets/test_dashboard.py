@@ -28,6 +28,8 @@ from burnbook.train import (  # noqa: E402
 )
 from burnbook.train.metric.base import MetricEntry  # noqa: E402
 from burnbook.widgets import TrainingDashboard  # noqa: E402
+from burnbook.widgets.dashboard import COLORS  # noqa: E402
+from burnbook.widgets.layout import text_size  # noqa: E402
 
 from ..train.helpers import ShuffledLoader, batches, make_data, make_model, weights  # noqa: E402
 from .pngs import png_facts  # noqa: E402
@@ -170,6 +172,48 @@ def test_stop_button_ends_fit_after_the_current_step(tmp_path):
     assert not learner.interrupter.should_stop()
 
 
+def test_a_stopped_epoch_is_drawn_where_it_stopped_and_marked_partial(tmp_path):
+    """Stopped at iteration 3 of 8 in epoch 2: that epoch's mean sits at
+    1 + 3/8 (not at 2, where a whole epoch's would), as an open marker
+    named partial, and the key explains the mark."""
+    dashboard, _, _ = fit(tmp_path, epochs=5, dashboard_cls=ClickStopAt, interval=0.0)
+    figure = live(dashboard)
+    means = trace(figure, "Loss (train, epoch mean)")
+    assert list(means.x) == pytest.approx([1.0, 1.0 + 3 / ITERATIONS])
+    assert list(means.marker["symbol"]) == ["circle", "circle-open"]
+    assert list(means.customdata) == ["epoch 1", "epoch 2 (partial: 38% of its items)"]
+    curve = dashboard.curves[("Loss", Split.Train)]
+    assert curve.epoch_partial == [None, pytest.approx(3 / ITERATIONS)]
+    assert curve.epoch_y[-1] == pytest.approx(np.mean(curve.y[ITERATIONS:]))
+    # epoch 2 was never validated: its valid curve ends with epoch 1, whole
+    assert list(trace(figure, "Loss (valid, epoch mean)").x) == [1.0]
+    key = [t.name for t in figure.data if t.showlegend]
+    assert key == ["train", "valid", "epoch mean", "partial epoch (stopped)"]
+
+
+def test_the_figure_has_a_key_to_its_colours_and_marks(tmp_path):
+    """The static image is seen without the metrics panel that names the
+    splits by colour: the figure carries its own key, in the top row, left
+    of where plotly's toolbar appears, above the subplot titles."""
+    from burnbook.widgets._static import MODEBAR_PX
+
+    dashboard, _, _ = fit(tmp_path, epochs=1, interval=0.0)
+    fig = dashboard.figure()
+    key = [t for t in fig.data if t.showlegend]
+    assert [t.name for t in key] == ["train", "valid", "epoch mean"]   # nothing was stopped
+    assert [t.line.color for t in key[:2]] == [COLORS[Split.Train], COLORS[Split.Valid]]
+    assert all(t.x == (None,) for t in key)   # a key only: no point of its own
+    assert all(t.showlegend is False for t in fig.data if t not in key)
+    legend = fig.layout.legend
+    assert (legend.yref, legend.y, legend.yanchor, legend.xanchor, legend.orientation) == (
+        "container", 1, "top", "left", "h")
+    assert legend.itemclick is False
+    # The key's row (about 30 px) lies above the subplot titles, which sit on the plots' top edge.
+    assert fig.layout.margin.t >= 30 + 20
+    keys_px = sum(text_size(t.name, 12)[0] + 50 for t in key)
+    assert keys_px + MODEBAR_PX <= 900
+
+
 def test_stop_button_without_an_interrupter_is_disabled():
     dashboard = TrainingDashboard(display=False)
     assert dashboard.stop_button.disabled and "interrupter" in dashboard.stop_button.tooltip
@@ -225,7 +269,7 @@ def test_static_output_shows_the_curves_and_sanitises_for_nbval(tmp_path, real_p
     assert "text/html" not in bundle   # no script, no CDN
     png = base64.b64decode(bundle["image/png"])
     width, height, ink = png_facts(png)
-    assert (width, height) == (900, 300) == (metadata["image/png"]["width"], metadata["image/png"]["height"])
+    assert (width, height) == (900, 320) == (metadata["image/png"]["width"], metadata["image/png"]["height"])
     assert ink > 0.01   # curves, axes and titles drawn, not a blank page
     fig = dashboard.figure()
     assert [t.name for t in fig.data] == [t.name for t in live(dashboard).data]

@@ -172,3 +172,40 @@ def test_the_slider_leaves_room_for_its_end_labels():
     slider = view.figure().layout.sliders[0]
     for step in (slider.steps[0], slider.steps[-1]):
         assert text_size(step.label, SLIDER_FONT)[0] / 2 <= min(slider.pad.l, slider.pad.r)
+
+
+def test_the_slider_switches_the_statistics_table_with_the_plots():
+    """The table of each parameter's numbers is a trace of the figure: each
+    slider position shows its own step's table, titled with that step, so
+    the table follows the slider in the browser without a kernel."""
+    model, x = setup()
+    grads = loss_grads(model, x)
+    view = GradientView(model, grads, label="before")
+    model = SgdConfig().init().step(0.5, model, GradientsParams.from_grads(grads, model))
+    view.add_step(loss_grads(model, x), model, label="after")
+    fig = view.figure()
+    tables = [i for i, t in enumerate(fig.data) if t.name == "table"]
+    assert len(tables) == 2 and fig.layout.annotations[1].text == "statistics at after"
+    slider = fig.layout.sliders[0]
+    for k, step in enumerate(slider.steps):
+        assert step.method == "update"
+        vis, relayout = step.args
+        shown = [i for i in tables if vis["visible"][i]]
+        assert len(shown) == 1
+        cells = fig.data[shown[0]].cells.values
+        assert [list(row) for row in zip(*cells)] == view.table(k)
+        assert list(cells[2]) == [f"{n:.4g}" for n in view.norms(k).values()]
+        assert relayout == {"annotations[1].text": f"statistics at {view.steps[k][0]}"}
+    assert [h.replace("<b>", "").replace("</b>", "") for h in fig.data[tables[-1]].header.values] == [
+        "parameter", "shape", "norm", "mean", "std", "min", "max", "flag"]
+    # The panel under the figure names no step: it lists the flags of all of them.
+    assert "after" not in view.info.value and "flagged: none" in view.info.value
+
+
+def test_the_panel_lists_the_flags_of_every_step():
+    model, _ = setup()
+    scale = {"fc1.weight": 1e-9, "fc1.bias": 0.1, "fc2.weight": 0.1, "fc2.bias": 0.1}
+    view = GradientView(model, crafted(model, scale), label="first")
+    view.add_step(crafted(model, {**scale, "fc1.weight": 0.1}), label="second")
+    assert "first fc1.weight" in view.info.value and "vanishing" in view.info.value
+    assert view.table(0)[0][-1] == "vanishing" and view.table()[0][-1] == "ok"

@@ -172,7 +172,7 @@ def test_group_depth_groups_nested_modules_by_prefix():
     B.seed(4)
     model = Outer(body=tiny_model(), head=nn.LinearConfig(2, 1).init(backend=B))
     loss = model(Tensor[B, 2].ones([2, 4])).sum()
-    legend = lambda fig: {t.name for t in fig.data if t.name not in ("nodes", "edges")}  # noqa: E731
+    legend = lambda fig: {t.name for t in fig.data if t.name not in ("nodes", "edges", "selected")}  # noqa: E731
     assert legend(GraphView(loss, model=model).figure()) == {"body.fc1", "body.fc2", "head"}
     assert legend(GraphView(loss, model=model, group_depth=1).figure()) == {"body", "head"}
     with pytest.raises(ValueError, match="group_depth must be at least 1"):
@@ -281,3 +281,53 @@ def test_place_labels_separates_a_crowded_chain():
         assert abs(offsets[i]) >= 7 + 12   # clear of the node's own marker
     # Too crowded for three levels a side: the overlap left is reported, not hidden.
     assert place_labels([(5.0 * k, 0.0) for k in range(20)], sizes)[1] > 0
+
+
+def test_the_node_picked_in_the_drop_down_is_ringed_in_the_figure():
+    x, y = expression()
+    view = GraphView(y, names={"x": x})
+    view._repr_mimebundle_()   # shown: the pane holds the live figure
+
+    def ring_and_node(fig, index):
+        nodes, ring = trace(fig, "nodes"), trace(fig, "selected")
+        return (ring.x[0], ring.y[0]), (nodes.x[index], nodes.y[index])
+
+    last = len(view.nodes) - 1
+    ring, node = ring_and_node(view.figure(), last)   # the output, until another is picked
+    assert ring == node
+    sent = len(view.pane.outputs[0]["data"]["application/vnd.plotly.v1+json"]["data"])
+    view.select.value = 0
+    ring, node = ring_and_node(view.figure(), 0)
+    assert ring == node and view.selected == 0
+    # The pane got the new figure: its ring is on node 0 too.
+    live = view.pane.outputs[0]["data"]["application/vnd.plotly.v1+json"]
+    assert len(live["data"]) == sent
+    ring_trace = next(t for t in live["data"] if t["name"] == "selected")
+    nodes_trace = next(t for t in live["data"] if t["name"] == "nodes")
+    assert (ring_trace["x"][0], ring_trace["y"][0]) == (_decoded(nodes_trace["x"])[0], _decoded(nodes_trace["y"])[0])
+
+
+def _decoded(value):
+    import base64
+
+    if isinstance(value, dict) and "bdata" in value:
+        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"]).tolist()
+    return list(value)
+
+
+def test_the_title_leaves_room_for_plotlys_toolbar():
+    """A small graph's figure is still wide enough for its title and, to
+    its right, the toolbar plotly shows on hover (the browser test measures
+    both); the live output passes the toolbar's config along."""
+    from burnbook.widgets._static import MODEBAR_PX, PLOTLY_CONFIG
+    from burnbook.widgets.graph import MARGIN, TITLE_SIZE
+    from burnbook.widgets.layout import text_size
+
+    x = Tensor[B, 1].from_floats(X).require_grad()
+    view = GraphView(x.sum(), title="a title long enough to meet the toolbar of a small figure")
+    fig = view.figure()
+    title_px = text_size(fig.layout.title.text, TITLE_SIZE)[0]
+    assert fig.layout.width >= MARGIN["l"] + title_px + MODEBAR_PX
+    assert fig.layout.title.xanchor == "left" and fig.layout.title.yref == "container"
+    view._repr_mimebundle_()
+    assert view.pane.outputs[0]["data"]["application/vnd.plotly.v1+json"]["config"] == PLOTLY_CONFIG

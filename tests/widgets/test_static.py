@@ -41,6 +41,10 @@ def test_show_figure_displays_the_live_figure_its_png_and_text(real_png, monkeyp
     assert set(data) == {"application/vnd.plotly.v1+json", "image/png", "text/plain"}
     assert data["text/plain"] == "y = x^2 on [0, 1]"
     assert data["application/vnd.plotly.v1+json"]["data"][0]["type"] == "scatter"
+    # plotly's toolbar is trimmed (JupyterLab passes the config to plotly.js)
+    assert data["application/vnd.plotly.v1+json"]["config"] == _static.PLOTLY_CONFIG
+    assert _static.PLOTLY_CONFIG["displaylogo"] is False
+    assert _static.PLOTLY_CONFIG["showSendToCloud"] is False   # no button that uploads the figure
     assert options["metadata"] == {"image/png": {"width": 900, "height": 300}}
     png = base64.b64decode(data["image/png"])
     width, height, ink = png_facts(png)

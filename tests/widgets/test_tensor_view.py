@@ -152,3 +152,45 @@ def test_bundle_and_errors():
         TensorView([object(), object()])
     with pytest.raises(ValueError, match="max_images"):
         TensorView(batch(2), max_images=0)
+
+
+def test_the_colour_note_has_its_own_line_above_the_labels():
+    """A grid drawn as a picture says which values its colours span in a
+    line under the title, not among the image labels, and the top margin
+    holds the title, that line and the labels' row one under the other."""
+    from burnbook.widgets.tensor_view import LABEL_PX, NOTE_PX, TITLE_PX
+
+    images = batch(8)
+    fig = TensorView(images, labels=np.arange(8), title="eight images").figure()
+    assert [a.text for a in fig.layout.annotations] == [f"{i}: {i}" for i in range(8)]
+    low, high = images.min(), images.max()
+    assert fig.layout.title.subtitle.text == f"colours: {low:.4g} to {high:.4g} (Greys_r)"
+    assert fig.layout.margin.t == TITLE_PX + NOTE_PX + LABEL_PX
+    assert fig.layout.title.yref == "container" and fig.layout.title.yanchor == "top"
+    small = TensorView(images[:, :8, :8]).figure()   # a heatmap of values: no note, a line less
+    assert small.layout.title.subtitle.text is None and small.layout.margin.t == TITLE_PX + LABEL_PX
+    # The plot keeps its size: the margin grows with the figure.
+    assert fig.layout.height - fig.layout.margin.t == small.layout.height - small.layout.margin.t
+
+
+def test_the_static_figure_writes_the_summary_under_the_plot():
+    """What a reader without a kernel sees (the PNG alone) carries the
+    statistics the live view shows in its panel."""
+    view = TensorView(Tensor[Autodiff[NdArray], 3].from_data(batch(4)))
+    live, static = view.figure(), view.static_figure()
+    caption = static.layout.annotations[-1]
+    assert caption.text == view.summary().replace("<", "&lt;").replace(">", "&gt;").replace("\n", "<br>")
+    assert "autodiff&lt;ndarray&gt;" in caption.text and "NaN 0, Inf 0" in caption.text
+    assert caption.yref == "paper" and caption.y == 0 and caption.yshift < 0 and caption.xanchor == "left"
+    grown = static.layout.height - live.layout.height
+    assert grown > 2 * 12 and static.layout.margin.b - live.layout.margin.b == grown
+
+
+def test_the_static_png_is_the_static_figure(real_png):
+    from .pngs import png_facts
+
+    view = TensorView(batch(4))
+    bundle, metadata = view._repr_mimebundle_()
+    width, height, ink = png_facts(base64.b64decode(bundle["image/png"]))
+    assert (width, height) == (900, view.static_figure().layout.height) and ink > 0.05
+    assert metadata["image/png"]["height"] == height
