@@ -13,6 +13,12 @@ title, legend or labels lie under plotly's toolbar or on each other, that
 each training dashboard drew its curves under a key, and that the appended
 fit's Stop button ends it: the dashboard says "stopped", marks the epoch it
 cut short as partial, and the cell finishes, printing what `fit` returned.
+A second test, on the same server and page, clicks the chapter's
+BackwardStepper's "next" and "previous" buttons and reads the displayed rule
+(`td.bb-step-rule`): each is the formula of the step the kernel says
+(`stepper.steps[k].formula`, printed by a third appended cell); and, in a
+second tab, the stepper's stored output as the chapter file keeps it shows
+its static figure (a PNG) without running anything.
 Screenshots go to `test-artifacts/browser/`; with `BB_README_IMAGES=1` the
 graph's and the stopped dashboard's also replace the README's pictures in
 `docs/img/`.
@@ -24,6 +30,7 @@ another notebook instead of the chapter (for developing the test).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -34,7 +41,7 @@ from pathlib import Path
 
 import pytest
 
-from .lab import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, ROOT, jupyter_lab
+from .lab import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, ROOT, jupyter_lab, kernel_ids
 
 CHAPTER = ROOT / "notebooks" / "en" / "23-seeing-inside.ipynb"
 README_IMAGES = {"graph-1": ROOT / "docs" / "img" / "graph-view.png",
@@ -42,7 +49,8 @@ README_IMAGES = {"graph-1": ROOT / "docs" / "img" / "graph-view.png",
 SERVER_START_S = 60     # JupyterLab's first start builds its settings cache
 CELLS_S = 90            # the chapter's cells up to the appended fit
 STOP_S = 30             # from the click to the cell's end
-BUDGET_S = 150          # the whole test, server start included: every wait is cut to what is left
+STEPPER_S = 30          # the stepper's clicks and its static figure
+BUDGET_S = 150 + STEPPER_S  # the whole module, server start included: every wait is cut to what is left
 _DEADLINE = [float("inf")]
 
 
@@ -132,6 +140,18 @@ for _name, _view in list(globals().items()):
 '''
 TABLES_MARK = "bb-gradient-tables"
 
+# Appended after it: every BackwardStepper's formulas, one per step, as JSON.
+STEPPER_CELL = '''\
+# Appended by tests/browser/test_widgets_browser.py: each BackwardStepper's
+# formula of every step, as the kernel computes it.
+import json as _json
+for _name, _view in list(globals().items()):
+    if type(_view).__name__ == "BackwardStepper" and not _name.startswith("_"):
+        print("bb-stepper-formulas", _json.dumps({"name": _name, "current": _view.current.index,
+              "formulas": [_s.formula for _s in _view.steps]}))
+'''
+STEPPER_MARK = "bb-stepper-formulas"
+
 
 def _notebook_source() -> Path:
     override = os.environ.get("BB_BROWSER_NOTEBOOK")
@@ -158,6 +178,8 @@ def lab(tmp_path_factory):
     nb.get("metadata", {}).pop("widgets", None)
     nb["cells"].append({"cell_type": "code", "execution_count": None, "id": "bb-browser-gradient-tables",
                         "metadata": {}, "outputs": [], "source": TABLES_CELL})
+    nb["cells"].append({"cell_type": "code", "execution_count": None, "id": "bb-browser-stepper-formulas",
+                        "metadata": {}, "outputs": [], "source": STEPPER_CELL})
     nb["cells"].append({"cell_type": "code", "execution_count": None, "id": "bb-browser-stop-test",
                         "metadata": {}, "outputs": [], "source": STOP_CELL})
     # The server's own Python kernel (this virtual environment's), with no kernel-choice dialog.
@@ -250,6 +272,103 @@ def test_widgets_render_and_the_stop_button_ends_fit(page, lab):
         (ARTIFACTS / "failure-outputs.txt").write_text("\n\n".join(outputs), encoding="utf-8")
         shutil.copy(lab["home"] / "server.log", ARTIFACTS / "server.log")
         raise
+
+
+def test_the_stepper_steps_and_shows_its_static_figure(page, lab):
+    """Runs after the test above on the same page (whose Run All ran the
+    chapter); run alone, it runs every cell above the appended fit itself."""
+    try:
+        _check_stepper(page, lab)
+    except Exception:
+        _shot(page, "stepper-failure")
+        raise
+
+
+def _check_stepper(page, lab) -> None:
+    printed = page.locator(".jp-OutputArea-output", has_text=STEPPER_MARK)
+    if printed.count() == 0:
+        # Run alone: Run > Run All Above Selected Cell, from the appended fit (not run).
+        _accept_dialogs(page)
+        page.locator(".jp-Notebook .jp-CodeCell").last.locator(".jp-InputArea-prompt").click()
+        page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+        page.locator(".lm-Menu-itemLabel", has_text="Run All Above Selected Cell").first.click()
+        printed.first.wait_for(timeout=_ms(CELLS_S))
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=_ms(STEPPER_S))
+    kernel = [json.loads(line.split(STEPPER_MARK, 1)[1]) for t in _texts(printed)
+              for line in t.splitlines() if STEPPER_MARK in line]
+    steppers = page.locator(".bb-backward-stepper")
+    if "23-seeing-inside" in str(_notebook_source()):
+        assert steppers.count() >= 1 and kernel, "the chapter shows no BackwardStepper (.bb-backward-stepper)"
+    assert steppers.count() == len(kernel), f"{steppers.count()} steppers shown, the kernel has {len(kernel)}"
+    for i, printed_stepper in enumerate(kernel):
+        stepper, formulas = steppers.nth(i), printed_stepper["formulas"]
+        what = f"stepper {i + 1} ({printed_stepper['name']})"
+        stepper.scroll_into_view_if_needed()
+        rule, step = stepper.locator("td.bb-step-rule"), stepper.locator("td.bb-step-step")
+
+        def shown() -> tuple[int, str]:
+            return int(step.inner_text().split()[0]), rule.inner_text()
+
+        k, text = shown()
+        assert k == printed_stepper["current"] and text == formulas[k], (
+            f"{what}: at step {k} it shows {text!r}, the kernel's formula is {formulas[k]!r}")
+        assert len(formulas) >= 3, f"{what}: {len(formulas)} steps, too few to click through"
+        k = min(k, len(formulas) - 3)
+        for button, target in (("next", k + 1), ("next", k + 2), ("previous", k + 1)):
+            stepper.locator("button", has_text=button).first.click()
+            deadline = time.monotonic() + _ms(10) / 1000
+            while shown() != (target, formulas[target]) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            got = shown()
+            assert got == (target, formulas[target]), (
+                f"{what}: after {button!r} it shows step {got[0]}: {got[1]!r}; "
+                f"the kernel's step {target} is {formulas[target]!r}")
+            title = _texts(stepper.locator(".gtitle"))
+            assert any(f"step {target} of {len(formulas) - 1}" in t for t in title), (
+                f"{what}: after {button!r} the figure's title is {title}")
+        _shot(page, f"stepper-{i + 1}", stepper)
+    if "23-seeing-inside" in str(_notebook_source()):
+        _check_stepper_static(page, lab)
+
+
+def _check_stepper_static(page, lab) -> None:
+    """The chapter file's stored stepper output, opened in another tab (not
+    trusted, not run): its PNG shows, with pixels drawn, and no widget."""
+    nb = json.loads(CHAPTER.read_text(encoding="utf-8"))
+    stored = [(c, o) for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])
+              if "".join(o.get("data", {}).get("text/plain", "")).startswith("BackwardStepper:")]
+    assert stored, f"{CHAPTER.name} stores no BackwardStepper output"
+    assert all("image/png" in o["data"] for _, o in stored), "a stored stepper output has no PNG"
+    nb["cells"] = [c for c, _ in stored]
+    name = "stepper-static.ipynb"
+    (lab["home"] / "root" / name).write_text(json.dumps(nb, indent=1), encoding="utf-8")
+    before = set(kernel_ids(lab))
+    tab = page.context.new_page()
+    try:
+        tab.goto(f"{lab['url']}/lab/tree/{name}?reset&token={lab['token']}")
+        image = tab.locator(".jp-OutputArea-output img").first
+        image.wait_for(timeout=_ms(STEPPER_S))
+        tab.wait_for_function("i => i.complete && i.naturalWidth > 0", arg=image.element_handle(),
+                              timeout=_ms(10))
+        ink = image.evaluate(
+            """(el) => { const c = document.createElement('canvas');
+                         c.width = el.naturalWidth; c.height = el.naturalHeight;
+                         const g = c.getContext('2d'); g.drawImage(el, 0, 0);
+                         const d = g.getImageData(0, 0, c.width, c.height).data;
+                         let dark = 0;
+                         for (let i = 0; i < d.length; i += 4) if (d[i] < 245 || d[i + 1] < 245 || d[i + 2] < 245) dark++;
+                         return dark / (d.length / 4); }""")
+        box = image.bounding_box()
+        assert box["width"] > 100 and box["height"] > 100 and ink > 0.005, f"the static figure: {box}, ink {ink}"
+        assert tab.locator(".bb-backward-stepper").count() == 0, "the untrusted copy rendered the live widget"
+        image.screenshot(path=str(ARTIFACTS / "stepper-static.png"))
+    finally:
+        tab.close()
+        for kid in set(kernel_ids(lab)) - before:   # the kernel the tab may have started
+            request = urllib.request.Request(f"{lab['url']}/api/kernels/{kid}?token={lab['token']}",
+                                             method="DELETE")
+            with contextlib.suppress(OSError):
+                urllib.request.urlopen(request, timeout=10).close()
 
 
 def _accept_dialogs(page) -> None:
