@@ -86,6 +86,32 @@ def reshaped(p: TaichiTensor, shape: tuple) -> TaichiTensor:
     return TaichiTensor(q.buf, shape, contiguous_strides(shape), q.offset, q.dtype, q.device)
 
 
+def unit_dims_view(p: TaichiTensor, shape: tuple) -> TaichiTensor | None:
+    """`p` viewed in `shape` when `shape` only adds or drops size-1 dims
+    (unsqueeze, squeeze), else None. Kept dims keep their strides; an added
+    dim gets the stride PyTorch gives it, the extent of the dim to its right
+    (size times stride), or 1 as the last dim. A size-1 dim's stride is never
+    read (its index is always 0), so any stride is safe for the kernels; this
+    one makes `layout_of` agree with PyTorch's `stride()` for strided views."""
+    old, new = p.shape, tuple(shape)
+    strides: list = [None] * len(new)
+    i = j = 0
+    while i < len(old) or j < len(new):
+        if i < len(old) and j < len(new) and old[i] == new[j]:
+            strides[j] = p.strides[i]
+            i, j = i + 1, j + 1
+        elif j < len(new) and new[j] == 1:
+            j += 1          # an added dim: its stride below
+        elif i < len(old) and old[i] == 1:
+            i += 1          # a dropped dim
+        else:
+            return None
+    for d in range(len(new) - 1, -1, -1):
+        if strides[d] is None:
+            strides[d] = new[d + 1] * strides[d + 1] if d + 1 < len(new) else 1
+    return TaichiTensor(p.buf, new, tuple(strides), p.offset, p.dtype, p.device)
+
+
 def full(shape: tuple, value: Any, dtype: np.dtype, device: TaichiDevice) -> TaichiTensor:
     out = alloc(tuple(shape), dtype, device)
     if out.buf is not None:

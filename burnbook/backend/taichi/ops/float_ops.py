@@ -11,7 +11,7 @@ import numpy as np
 from burnbook.kernels import data
 
 from ..launcher import host_array, host_writable
-from ..primitive import TaichiTensor, alloc, contiguous, full, materialize, reshaped, same_device
+from ..primitive import TaichiTensor, alloc, contiguous, full, materialize, reshaped, same_device, unit_dims_view
 from ..runtime import BOOL, F32, FLOATS, I64, TaichiDevice, start
 from . import launch
 from .launch import BinaryOp, Reduce, TernaryOp, UnaryOp
@@ -105,6 +105,10 @@ class FloatOps:
             shape = tuple(n // known if s == -1 and known else s for s in shape)
         if math.prod(shape) != n or any(s < 0 for s in shape):
             raise ValueError(f"reshape: cannot reshape {list(p.shape)} ({n} elements) into {list(shape)}")
+        if not p.contiguous:  # a strided view stays a view when only size-1 dims come or go
+            view = unit_dims_view(p, shape)
+            if view is not None:
+                return view
         return reshaped(p, shape)
 
     @staticmethod
