@@ -105,7 +105,9 @@ class FloatOps:
             shape = tuple(n // known if s == -1 and known else s for s in shape)
         if math.prod(shape) != n or any(s < 0 for s in shape):
             raise ValueError(f"reshape: cannot reshape {list(p.shape)} ({n} elements) into {list(shape)}")
-        if not p.contiguous:  # a strided view stays a view when only size-1 dims come or go
+        if shape != p.shape and not p.contiguous:
+            # A strided view stays a view when only size-1 dims come or go; a
+            # reshape to its own shape still makes it contiguous (callers rely on it).
             view = unit_dims_view(p, shape)
             if view is not None:
                 return view
