@@ -209,16 +209,21 @@ class View(ipywidgets.VBox):
         if not self._shown:
             self._shown = True
             self.refresh()
-        bundle = super()._repr_mimebundle_(**kwargs) or {}
-        if isinstance(bundle, tuple):  # (data, metadata) from some versions
-            bundle = bundle[0]
-        bundle = dict(bundle)
-        bundle.pop("text/html", None)
-        image, metadata = static_image(self.static_figure())
-        bundle.update(image)
-        bundle["text/plain"] = self.summary()
-        return (bundle, metadata) if metadata else bundle
+        return with_static_image(super()._repr_mimebundle_(**kwargs), self)
 
     def __repr__(self) -> str:
         return self.summary()
 
+
+def with_static_image(bundle: Any, view: Any) -> dict | tuple[dict, dict]:
+    """A live widget's mime bundle with the static PNG of `view.static_figure()`
+    in place of its HTML and `view.summary()` as its text, so a saved notebook
+    shows the figure without a kernel."""
+    if isinstance(bundle, tuple):  # (data, metadata) from some versions
+        bundle = bundle[0]
+    bundle = dict(bundle or {})
+    bundle.pop("text/html", None)
+    image, metadata = static_image(view.static_figure())
+    bundle.update(image)
+    bundle["text/plain"] = view.summary()
+    return (bundle, metadata) if metadata else bundle

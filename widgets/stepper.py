@@ -40,7 +40,7 @@ from burnbook.autodiff.graph import AutodiffTensor, Node, edges_of, nodes_of, va
 from burnbook.backend import NdArray
 from burnbook.tensor import Float, Tensor
 
-from ._static import LAYOUT, View, static_image
+from ._static import LAYOUT, View, with_static_image
 from .graph import MARGIN, MARKER, GraphView
 from .layout import layered_layout, text_size
 from .steps import Step, array_text, format_array, step_formula
@@ -403,15 +403,7 @@ class BackwardStepper(View):
         if not self._shown:
             self._shown = True
             self.refresh()
-        bundle = ipywidgets.VBox._repr_mimebundle_(self, **kwargs) or {}
-        if isinstance(bundle, tuple):
-            bundle = bundle[0]
-        bundle = dict(bundle)
-        bundle.pop("text/html", None)
-        image, metadata = static_image(self.static_figure())
-        bundle.update(image)
-        bundle["text/plain"] = self.summary()
-        return (bundle, metadata) if metadata else bundle
+        return with_static_image(ipywidgets.VBox._repr_mimebundle_(self, **kwargs), self)
 
 
 # -- helpers -------------------------------------------------------------------------------------
