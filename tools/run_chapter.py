@@ -5,6 +5,7 @@ code cells (tools/sync_zh.py).
 Run from the repository root, with the environment `make test` uses:
 
     .venv/bin/python tools/run_chapter.py 11-lr-scheduler.ipynb [more.ipynb ...]
+    .venv/bin/python tools/run_chapter.py solutions/11-lr-scheduler.ipynb
 
 Widget state is not stored (a dashboard would add megabytes of plotly), and
 nbclient's per-cell timing metadata is dropped and split stream writes are
@@ -42,7 +43,10 @@ def merged_streams(outputs: list) -> list:
 
 
 def run(name: str) -> None:
-    path = BOOK / "en" / name
+    """Re-run `name`: an English chapter (its zh twin then synced), or
+    `solutions/NAME.ipynb`, a solutions notebook (no twin)."""
+    folder, _, name = name.rpartition("/")
+    path = BOOK / (folder or "en") / name
     nb = nbformat.read(path, as_version=4)
     metadata = nb.metadata.copy()
     NotebookClient(nb, timeout=900, kernel_name="python3", store_widget_state=False,
@@ -53,7 +57,7 @@ def run(name: str) -> None:
         if cell.cell_type == "code":
             cell.outputs = merged_streams(cell.outputs)
     nbformat.write(nb, path)
-    if (BOOK / "zh" / name).exists():
+    if not folder and (BOOK / "zh" / name).exists():
         sync_zh.sync(name)
 
 
@@ -65,7 +69,8 @@ def main(names: list[str]) -> None:
     if SHARED_DATA.is_dir():
         os.environ.setdefault("BURNBOOK_DATA", str(SHARED_DATA))
     for name in names:
-        run(Path(name).name)
+        parts = Path(name).parts
+        run("/".join(parts[-2:]) if len(parts) > 1 and parts[-2] == "solutions" else parts[-1])
         print(f"ran {name}")
 
 
