@@ -165,11 +165,21 @@ class TransformerEncoderLayer(Module):
 
     def forward(self, x: Tensor, mask_pad: Tensor | None = None, mask_attn: Tensor | None = None) -> Tensor:
         """`[batch, seq, d_model]` -> the same shape."""
+        return self.forward_with_weights(x, mask_pad, mask_attn)[0]
+
+    def forward_with_weights(self, x: Tensor, mask_pad: Tensor | None = None,
+                             mask_attn: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        """`forward`'s output `[batch, seq, d_model]` and the self-attention
+        weights `[batch, n_heads, seq, seq]` it used (after the attention's
+        dropout, which only an autodiff backend applies)."""
         if self.norm_first:
-            x = x + self.dropout.forward(_attend(self.mha, self.norm_2.forward(x), None, mask_pad, mask_attn))
-            return x + self.dropout.forward(self.pwff.forward(self.norm_1.forward(x)))
-        x = self.norm_1.forward(x + self.dropout.forward(_attend(self.mha, x, None, mask_pad, mask_attn)))
-        return self.norm_2.forward(x + self.dropout.forward(self.pwff.forward(x)))
+            h = self.norm_2.forward(x)
+            att = self.mha.forward(MhaInput(h, h, h, mask_pad, mask_attn))
+            x = x + self.dropout.forward(att.context)
+            return x + self.dropout.forward(self.pwff.forward(self.norm_1.forward(x))), att.weights
+        att = self.mha.forward(MhaInput(x, x, x, mask_pad, mask_attn))
+        x = self.norm_1.forward(x + self.dropout.forward(att.context))
+        return self.norm_2.forward(x + self.dropout.forward(self.pwff.forward(x))), att.weights
 
     def extra_repr(self) -> dict:
         return {"norm_first": show(self.norm_first)}
@@ -187,6 +197,16 @@ class TransformerEncoder(Module):
         for layer in self.layers:
             x = layer.forward(x, input.padding, input.attention)
         return x
+
+    def forward_with_weights(self, input: TransformerEncoderInput) -> tuple[Tensor, list[Tensor]]:  # noqa: A002
+        """`forward`'s output `[batch, seq, d_model]` and each layer's
+        self-attention weights `[batch, n_heads, seq, seq]`, first layer
+        first (what `burnbook.widgets.AttentionView` shows)."""
+        x, weights = input.tensor, []
+        for layer in self.layers:
+            x, w = layer.forward_with_weights(x, input.padding, input.attention)
+            weights.append(w)
+        return x, weights
 
     def extra_repr(self) -> dict:
         first = self.layers[0] if self.layers else None
