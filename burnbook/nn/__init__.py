@@ -33,8 +33,12 @@ from .loss import (
     BinaryCrossEntropyLoss, BinaryCrossEntropyLossConfig, CrossEntropyLoss, CrossEntropyLossConfig,
     HuberLoss, HuberLossConfig, MSELoss, MseLoss, Reduction,
 )
-from .norm import BatchNorm, BatchNormConfig, GroupNorm, GroupNormConfig, LayerNorm, LayerNormConfig
+from .norm import (
+    BatchNorm, BatchNormConfig, GroupNorm, GroupNormConfig, LayerNorm, LayerNormConfig, RmsNorm, RmsNormConfig,
+)
 from .pos_encoding import PositionalEncoding, PositionalEncodingConfig, generate_sinusoids
+from .rotary import RotaryEncoding, RotaryEncodingConfig
+from .swiglu import SwiGlu, SwiGluConfig
 from .rnn import GateController, Gru, GruConfig, Lstm, LstmConfig
 from .transformer import (
     PositionWiseFeedForward, PositionWiseFeedForwardConfig, TransformerDecoder, TransformerDecoderConfig,
@@ -58,6 +62,7 @@ __all__ = [
     # general
     "Linear", "LinearConfig", "Embedding", "EmbeddingConfig", "Dropout", "DropoutConfig",
     "BatchNorm", "BatchNormConfig", "LayerNorm", "LayerNormConfig", "GroupNorm", "GroupNormConfig",
+    "RmsNorm", "RmsNormConfig",
     # activations
     "Relu", "ReLU", "Gelu", "GELU", "Sigmoid", "Tanh", "Silu", "Mish", "Softplus",
     "LeakyRelu", "LeakyReluConfig", "PRelu", "PReluConfig",
@@ -76,6 +81,8 @@ __all__ = [
     "TransformerEncoder", "TransformerEncoderConfig", "TransformerEncoderLayer", "TransformerEncoderInput",
     "TransformerDecoder", "TransformerDecoderConfig", "TransformerDecoderLayer", "TransformerDecoderInput",
     "PositionalEncoding", "PositionalEncodingConfig", "generate_sinusoids",
+    # Llama-style blocks
+    "RotaryEncoding", "RotaryEncodingConfig", "SwiGlu", "SwiGluConfig",
     # losses (also under nn.loss, as in Burn)
     "loss", "Reduction", "CrossEntropyLoss", "CrossEntropyLossConfig", "MseLoss", "MSELoss",
     "BinaryCrossEntropyLoss", "BinaryCrossEntropyLossConfig", "HuberLoss", "HuberLossConfig",

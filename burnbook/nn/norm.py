@@ -1,6 +1,6 @@
-"""Normalisation layers: `BatchNorm`, `LayerNorm`, `GroupNorm`.
+"""Normalisation layers: `BatchNorm`, `LayerNorm`, `GroupNorm`, `RmsNorm`.
 
-All three divide by sqrt(var + epsilon), as PyTorch does. (Burn 0.13's
+All four divide by sqrt(var + epsilon), as PyTorch does. (Burn 0.13's
 LayerNorm and GroupNorm divide by sqrt(var) + epsilon, which later Burn
 releases changed to PyTorch's form; the two differ by about epsilon.)
 """
@@ -18,7 +18,7 @@ from .initializer import Ones, Zeros
 
 __all__ = [
     "BatchNorm", "BatchNormConfig", "LayerNorm", "LayerNormConfig",
-    "GroupNorm", "GroupNormConfig",
+    "GroupNorm", "GroupNormConfig", "RmsNorm", "RmsNormConfig",
 ]
 
 
@@ -214,3 +214,52 @@ class GroupNorm(Module):
     def extra_repr(self) -> dict:
         return {"num_groups": self.num_groups, "num_channels": self.num_channels,
                 "epsilon": self.epsilon, "affine": show(self.affine)}
+
+
+@config
+class RmsNormConfig:
+    """Settings of an `RmsNorm` over the last dim of size `d_model`;
+    `epsilon` must be > 0 (Burn's check: with 0 an all-zero row is 0 / 0)."""
+
+    d_model: int
+    epsilon: float = 1e-5
+
+    def __post_init__(self) -> None:
+        check_config(self, sizes=("d_model",), non_negative=("epsilon",))
+        if not self.epsilon > 0.0:
+            raise ConfigError(f"RmsNormConfig: epsilon must be > 0, got {self.epsilon}")
+
+    def init(self, device: Any = None, backend: type | None = None) -> "RmsNorm":
+        self.__post_init__()
+        B = resolve_backend(device, backend)
+        return RmsNorm(gamma=Ones().init([self.d_model], device, backend=B), epsilon=self.epsilon)
+
+    def init_with(self, record: Any, device: Any = None, backend: type | None = None) -> "RmsNorm":
+        return self.init(device, backend).load_record(record)
+
+
+class RmsNorm(Module):
+    """Root-mean-square normalisation over the last dim (Burn's `RmsNorm`,
+    torch.nn.RMSNorm; Zhang & Sennrich 2019, used by Llama):
+    `y = x / sqrt(mean(x^2) + epsilon) * gamma`. Unlike `LayerNorm` it
+    neither centres nor shifts: no mean subtracted, no `beta`.
+
+        norm = nn.RmsNormConfig(64).init(device)
+        y = norm.forward(x)          # x [batch, seq, 64] -> y [batch, seq, 64]
+    """
+
+    gamma: Param
+    epsilon: float = 1e-5
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        """`[..., d_model]` -> the same shape."""
+        d_model = self.gamma.val().dims()[0]
+        if input.ndim < 1 or input.dims()[-1] != d_model:
+            raise ValueError(f"RmsNorm: expects [..., {d_model}], got {input.dims()}")
+        last = input.ndim - 1
+        rms = input.mul(input).mean_dim(last).add_scalar(self.epsilon).sqrt()
+        gamma = self.gamma.val().reshape([1] * last + [d_model])
+        return input.div(rms).mul(gamma)
+
+    def extra_repr(self) -> dict:
+        return {"d_model": self.gamma.val().dims()[0], "epsilon": self.epsilon}
