@@ -9,6 +9,7 @@ never shows the reader a traceback from the checker.
 
 from __future__ import annotations
 
+import copy
 import math
 import signal
 import threading
@@ -18,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["AnswerError", "as_array", "call_reader", "compare", "compare_function", "describe"]
+__all__ = ["AnswerError", "as_array", "call_reader", "compare", "compare_function", "describe", "kept_random_state"]
 
 
 class AnswerError(Exception):
@@ -214,3 +215,17 @@ def _shape_text(value: Any) -> str:
     if isinstance(value, np.ndarray):
         return f"of shape {list(value.shape)}"
     return repr(value)[:30]
+
+
+@contextmanager
+def kept_random_state(*backends: Any):
+    """Run a check's own draws (`B.seed(...)`, `random(...)`) without moving
+    the reader's random generators: each backend's host generator (`_rng`,
+    see `Backend.rng_state`) is put back as it was on the way out, so the
+    cells after a check draw what they would have drawn without it."""
+    saved = [(b, copy.deepcopy(getattr(b, "_rng", None))) for b in backends]  # a draw advances it in place
+    try:
+        yield
+    finally:
+        for backend, rng in saved:
+            backend._rng = rng

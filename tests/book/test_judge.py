@@ -63,3 +63,18 @@ def test_functions_are_tried_on_inputs_the_reader_did_not_see():
     problem = compare_function(lambda x: np.abs(x), lambda x: x, inputs, what="f")
     assert "input 2 of 2" in problem
     assert compare_function(lambda x: x * 1.0, lambda x: x, inputs) is None
+
+
+def test_kept_random_state_puts_the_readers_generator_back():
+    from burnbook.backend import Autodiff, NdArray
+    from burnbook.book.judge import kept_random_state
+    from burnbook.tensor import Distribution, Tensor
+    B = Autodiff[NdArray]
+    B.seed(5)
+    expected = Tensor[B, 1].random([3], Distribution.Default).to_numpy()
+    B.seed(5)
+    with kept_random_state(NdArray):
+        Tensor[B, 1].random([4], Distribution.Default)  # advances the reader's generator in place
+        B.seed(0)
+        Tensor[B, 1].random([4], Distribution.Default)
+    assert np.array_equal(Tensor[B, 1].random([3], Distribution.Default).to_numpy(), expected)
