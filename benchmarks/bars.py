@@ -16,7 +16,7 @@ from typing import Callable
 
 import numpy as np
 
-from .cases import dashboard, distributed, fusion, training, zoo
+from .cases import dashboard, distributed, fusion, training, transformer, zoo
 from .cases.autodiff import mlp_size
 from .cases.dispatch import BAR_OPS
 from .formatting import fmt_time
@@ -101,6 +101,9 @@ def _definitions(profile) -> list:
             16, zoo.anchor_case_id(profile), zoo.FW, zoo.REF, "<=", 5.0, "x onnxruntime's time",
             summary=zoo.worst_ratio),
     ]
+    # Issue 34: the GPT training step, each burnbook backend against PyTorch at the same threads.
+    bars += [Bar(title, 34, cid, fw, ref, "<=", 1.0, "x PyTorch's step time")
+             for title, cid, fw, ref in transformer.bar_specs(profile)]
     return bars
 
 

@@ -238,7 +238,7 @@ def single_thread(base: Framework) -> Framework:
             torch.set_num_threads(tt)
 
     fw.enter, fw.exit = enter, leave
-    fw.note = "NumPy's BLAS and PyTorch set to 1 thread around its runs; MLP and CNN cases only"
+    fw.note = "NumPy's BLAS and PyTorch set to 1 thread around its runs; MLP, CNN and transformer cases only"
     if base.key in TAICHI_KEYS:
         fw.note += " (Taichi's kernels keep their threads)"
     if base.key == "onnxruntime":

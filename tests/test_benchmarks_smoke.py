@@ -67,7 +67,8 @@ def test_smoke_run_end_to_end():
     fws = {fw.key: fw for fw in out["frameworks"]}
     assert fws["numpy"].available and fws["ndarray"].available
     families = {r.case.family for r in out["results"]}
-    assert families == {"dispatch", "elementwise", "reduction", "matmul", "autodiff", "fusion", "training"}
+    assert families == {"dispatch", "elementwise", "reduction", "matmul", "autodiff", "fusion", "training",
+                        "transformer"}
     for res in out["results"]:
         for key, entry in res.entries.items():
             if not fws[key].available:
@@ -169,3 +170,35 @@ def test_training_family_checks_both_sides():
     assert training.loader_pairs(items)  # (0-worker, 2-worker) epoch times, the bar's input
     loader = next(r for r in results if r.case.op == "dataloader_workers")
     assert training.loader_speedup(loader) > 0
+
+
+def test_transformer_family_trains_the_same_model():
+    """The GPT step checks every framework's logits against the NumPy forward
+    pass, and burnbook and PyTorch, from the same weights, give the same loss
+    step after step (so the bar compares the same training)."""
+    from benchmarks.cases import transformer
+
+    keys = ["numpy", "autodiff"] + (["torch"] if HAVE_TORCH else [])
+    fws = discover(tuple(keys))
+    cases = [c for c in all_cases(harness.SMOKE) if c.family == "transformer"]
+    assert [c.op for c in cases] == ["gpt_step"]
+    for res in harness.run_cases(cases, fws, harness.SMOKE, _quiet):
+        for key, entry in res.entries.items():
+            assert entry.ok, f"{key} on {res.case.id}: {entry.error}"
+            assert entry.check == "ok", f"{key} on {res.case.id}: {entry.check}"
+    if not HAVE_TORCH:
+        return
+    size = transformer.sizes(harness.SMOKE)[0]
+    inputs = cases[0].inputs(np.random.default_rng(0))
+    losses = {}
+    for fw in fws[1:]:
+        ns = fw.namespace(inputs)
+        cases[0].setup_for(fw)(fw, ns)
+        losses[fw.key] = [float(fw.to_numpy(ns["step"]()).ravel()[0]) for _ in range(3)]
+    assert losses["autodiff"][0] > losses["autodiff"][2], losses   # it trains
+    np.testing.assert_allclose(losses["autodiff"], losses["torch"], rtol=1e-5)
+    bars_34 = [b for b in bars._definitions(harness.SMOKE) if b.issue == 34]
+    assert {(b.fw, b.ref) for b in bars_34} == {("autodiff", "torch"), ("autodiff_1t", "torch_1t"),
+                                                 ("autodiff_fusion", "torch"),
+                                                 ("autodiff_fusion_1t", "torch_1t")}
+    assert all(b.case_id == transformer.case_id(size) for b in bars_34)

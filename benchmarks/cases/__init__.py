@@ -1,9 +1,11 @@
 """The benchmark families, in report order. Each module has `FAMILY`, `TITLE`,
 `INTRO` (a paragraph for the report) and `cases(profile) -> list[Case]`."""
 
-from . import autodiff, dashboard, dispatch, distributed, elementwise, fusion, matmul, reductions, training, zoo
+from . import (autodiff, dashboard, dispatch, distributed, elementwise, fusion, matmul, reductions, training,
+               transformer, zoo)
 
-FAMILIES = (dispatch, elementwise, reductions, matmul, autodiff, fusion, training, dashboard, distributed, zoo)
+FAMILIES = (dispatch, elementwise, reductions, matmul, autodiff, fusion, training, transformer, dashboard, distributed,
+            zoo)
 
 
 def all_cases(profile) -> list:
