@@ -15,10 +15,13 @@ or a test, against one shared set of conformance cases.
 - autodiff.py  `check_autodiff`, `run_grad_case`
 """
 
+from .autodiff import ENTRY_POINTS, check_autodiff, iter_grad_cases, run_grad_case
 from .case import Case, GradCase
 from .cases import CASES, iter_cases
 from .report import FAMILIES, Failure, FamilyCount, Missing, Report
+from .grad_cases import GRAD_CASES
 from .runner import Outcome, check_backend, run_case
 
-__all__ = ["CASES", "Case", "FAMILIES", "Failure", "FamilyCount", "GradCase", "Missing",
-           "Outcome", "Report", "check_backend", "iter_cases", "run_case"]
+__all__ = ["CASES", "Case", "ENTRY_POINTS", "FAMILIES", "Failure", "FamilyCount", "GRAD_CASES",
+           "GradCase", "Missing", "Outcome", "Report", "check_autodiff", "check_backend",
+           "iter_cases", "iter_grad_cases", "run_case", "run_grad_case"]
