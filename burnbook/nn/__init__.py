@@ -25,6 +25,7 @@ from .attention import (
     GeneratePaddingMask, MhaInput, MhaOutput, MultiHeadAttention, MultiHeadAttentionConfig,
     generate_autoregressive_mask, generate_padding_mask,
 )
+from .cache import MhaCache, TensorCache, TransformerEncoderAutoregressiveCache
 from .common import resolve_backend
 from .dropout import Dropout, DropoutConfig
 from .initializer import Initializer
@@ -77,6 +78,7 @@ __all__ = [
     # attention and transformer
     "MultiHeadAttention", "MultiHeadAttentionConfig", "MhaInput", "MhaOutput",
     "generate_autoregressive_mask", "generate_padding_mask", "GeneratePaddingMask",
+    "MhaCache", "TensorCache", "TransformerEncoderAutoregressiveCache",
     "PositionWiseFeedForward", "PositionWiseFeedForwardConfig",
     "TransformerEncoder", "TransformerEncoderConfig", "TransformerEncoderLayer", "TransformerEncoderInput",
     "TransformerDecoder", "TransformerDecoderConfig", "TransformerDecoderLayer", "TransformerDecoderInput",

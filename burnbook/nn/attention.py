@@ -20,12 +20,14 @@ from burnbook.config import ConfigError, config
 from burnbook.module import Module
 from burnbook.tensor import Bool, Int, Tensor, activation
 from .common import check_config, on_backend_of, resolve_backend, show
+from .cache import MhaCache
 from .dropout import Dropout, DropoutConfig
 from .initializer import Initializer, KaimingUniform
 from .linear import Linear, LinearConfig
+from .rotary import RotaryEncoding
 
 __all__ = [
-    "MultiHeadAttention", "MultiHeadAttentionConfig", "MhaInput", "MhaOutput",
+    "MultiHeadAttention", "MultiHeadAttentionConfig", "MhaInput", "MhaOutput", "MhaCache",
     "generate_autoregressive_mask", "generate_padding_mask", "GeneratePaddingMask",
 ]
 
@@ -124,18 +126,77 @@ class MultiHeadAttention(Module):
     min_float: float = -1.0e4
     quiet_softmax: bool = False
 
-    def forward(self, input: MhaInput) -> MhaOutput:  # noqa: A002
+    def forward(self, input: MhaInput, rotary: RotaryEncoding | None = None) -> MhaOutput:  # noqa: A002
         """query `[batch, seq_q, d_model]`, key/value `[batch, seq_k, d_model]`
-        -> `MhaOutput(weights [batch, n_heads, seq_q, seq_k], context [batch, seq_q, d_model])`."""
-        batch, seq_q, d_model = input.query.dims()
+        -> `MhaOutput(weights [batch, n_heads, seq_q, seq_k], context [batch, seq_q, d_model])`.
+
+        `rotary` (a burnbook addition; Burn's layer has none): a
+        `RotaryEncoding` of `d_model = d_k` that rotates every head's
+        queries and keys by position before the scores, as Llama does."""
         q = self._heads(input.query, self.query)
         k = self._heads(input.key, self.key)
         v = self._heads(input.value, self.value)
-        scores = q.matmul(k.transpose()).div_scalar(math.sqrt(self.d_k))
-        weights = self._weights(scores, input.padding, input.attention)
-        weights = self.dropout.forward(weights)
-        context = weights.matmul(v).swap_dims(1, 2).reshape([batch, seq_q, d_model])
+        if rotary is not None:
+            q, k = rotary.forward(q), rotary.forward(k)
+        weights, context = self._attend(q, k, v, input.padding, input.attention)
         return MhaOutput(weights=weights, context=self.output.forward(context))
+
+    def forward_cache(self, input: MhaInput, cache: MhaCache,  # noqa: A002
+                      rotary: RotaryEncoding | None = None) -> MhaOutput:
+        """Burn's `forward_cache`: `input` holds the sequence so far, one or
+        more tokens longer than at the last call with this `cache`; only the
+        new positions are projected and attend, to every key held.
+
+        query `[batch, seq, d_model]` -> `MhaOutput(weights [batch, n_heads,
+        new, seq_k], context [batch, seq, d_model])`: the context's rows are
+        the cached ones followed by the new ones, equal to `forward` with a
+        causal mask (`generate_autoregressive_mask`); the weights are the new
+        rows' only. In self-attention (`MhaCache.autoregressive()`) new
+        positions are causally masked among themselves; a given `mask_attn`
+        is `[batch, seq, seq_k]` for the whole sequence and `mask_pad`
+        `[batch, seq_k]`. `rotary` rotates the new queries and keys at
+        their positions (`apply(x, start)`)."""
+        held = cache.held()
+        batch, seq, _ = input.query.dims()
+        new = seq - held
+        if new < 1:
+            raise ValueError(f"MultiHeadAttention.forward_cache: the cache holds {held} positions and the "
+                             f"query has {seq}: feed the whole sequence so far, at least one token longer")
+        q = self._heads(input.query.narrow(1, held, new), self.query)
+
+        def keys(t: Tensor, start: int) -> Tensor:
+            k = self._heads(t, self.key)
+            return k if rotary is None else rotary.apply(k, start)
+
+        if cache.cross_attention:
+            k = cache.key.forward_full(input.key, lambda t: keys(t, 0))
+            v = cache.value.forward_full(input.value, lambda t: self._heads(t, self.value))
+        else:
+            start = cache.key.held(2)
+            k = cache.key.forward_autoregressive(input.key, 2, lambda t: keys(t, start))
+            v = cache.value.forward_autoregressive(input.value, 2, lambda t: self._heads(t, self.value))
+        if rotary is not None:
+            q = rotary.apply(q, held)
+        mask_attn = input.attention
+        if mask_attn is not None:
+            mask_attn = mask_attn.narrow(1, held, new)
+        if new > 1 and not cache.cross_attention:
+            mask_attn = _causal_rows(held, new, k.dims()[2], batch, q, mask_attn)
+        weights, context = self._attend(q, k, v, input.padding, mask_attn)
+        return MhaOutput(weights=weights, context=cache.output.append(self.output.forward(context), 1))
+
+    def _attend(self, q: Tensor, k: Tensor, v: Tensor, mask_pad: Tensor | None,
+                mask_attn: Tensor | None) -> tuple[Tensor, Tensor]:
+        """The attention itself, shared by `forward` and `forward_cache`:
+        q `[batch, n_heads, seq_q, d_k]`, k/v `[batch, n_heads, seq_k, d_k]`
+        -> weights `[batch, n_heads, seq_q, seq_k]` (after dropout) and the
+        heads' context joined, `[batch, seq_q, d_model]` (before `output`)."""
+        batch, _, seq_q, _ = q.dims()
+        scores = q.matmul(k.transpose()).div_scalar(math.sqrt(self.d_k))
+        weights = self._weights(scores, mask_pad, mask_attn)
+        weights = self.dropout.forward(weights)
+        context = weights.matmul(v).swap_dims(1, 2).reshape([batch, seq_q, self.n_heads * self.d_k])
+        return weights, context
 
     def _heads(self, x: Tensor, linear: Linear) -> Tensor:
         """`[batch, seq, d_model]` -> `[batch, n_heads, seq, d_k]`."""
@@ -158,6 +219,15 @@ class MultiHeadAttention(Module):
     def extra_repr(self) -> dict:
         return {"d_model": self.n_heads * self.d_k, "n_heads": self.n_heads, "d_k": self.d_k,
                 "min_float": self.min_float, "quiet_softmax": show(self.quiet_softmax)}
+
+
+def _causal_rows(held: int, new: int, seq_k: int, batch: int, like: Tensor,
+                 mask_attn: Tensor | None) -> Tensor:
+    """Bool `[batch, new, seq_k]`: query row r (position held + r) may not see
+    keys past itself; or-ed with `mask_attn` when one is given."""
+    rows = np.arange(held, held + new)[:, None] < np.arange(seq_k)[None, :]
+    causal = Tensor[like._B, 3, Bool].from_data(np.broadcast_to(rows, (batch, new, seq_k)).copy(), like.device())
+    return causal if mask_attn is None else causal.bool_or(on_backend_of(mask_attn, causal))
 
 
 def generate_autoregressive_mask(batch_size: int, seq_length: int, device: Any = None,

@@ -22,6 +22,7 @@ from burnbook.module import Module
 from burnbook.tensor import Tensor
 from .activation import Gelu
 from .attention import MhaInput, MultiHeadAttention, MultiHeadAttentionConfig
+from .cache import TransformerEncoderAutoregressiveCache, TransformerEncoderLayerAutoregressiveCache
 from .common import check_config, resolve_backend, show
 from .dropout import Dropout, DropoutConfig
 from .initializer import Initializer, KaimingUniform
@@ -181,6 +182,25 @@ class TransformerEncoderLayer(Module):
         x = self.norm_1.forward(x + self.dropout.forward(att.context))
         return self.norm_2.forward(x + self.dropout.forward(self.pwff.forward(x))), att.weights
 
+    def forward_autoregressive_inference(self, x: Tensor, mask_pad: Tensor | None, mask_attn: Tensor | None,
+                                         cache: TransformerEncoderLayerAutoregressiveCache) -> Tensor:
+        """`forward` on the sequence so far `[batch, seq, d_model]` with a
+        causal mask implied, computing only the positions `cache` has not
+        seen: each norm, the feed-forward and the attention keep their rows
+        (Burn's layer method of the same name; see `burnbook.nn.cache`)."""
+        drop = self.dropout.forward
+
+        def attend(h: Tensor) -> Tensor:
+            return self.mha.forward_cache(MhaInput(h, h, h, mask_pad, mask_attn), cache.mha).context
+
+        if self.norm_first:
+            x = x + drop(attend(cache.norm_2.forward_autoregressive(x, 1, self.norm_2.forward)))
+            h = cache.norm_1.forward_autoregressive(x, 1, self.norm_1.forward)
+            return x + drop(cache.pwff.forward_autoregressive(h, 1, self.pwff.forward))
+        x = cache.norm_1.forward_autoregressive(x + drop(attend(x)), 1, self.norm_1.forward)
+        x = x + drop(cache.pwff.forward_autoregressive(x, 1, self.pwff.forward))
+        return cache.norm_2.forward_autoregressive(x, 1, self.norm_2.forward)
+
     def extra_repr(self) -> dict:
         return {"norm_first": show(self.norm_first)}
 
@@ -207,6 +227,29 @@ class TransformerEncoder(Module):
             x, w = layer.forward_with_weights(x, input.padding, input.attention)
             weights.append(w)
         return x, weights
+
+    def forward_autoregressive_inference(self, input: TransformerEncoderInput,  # noqa: A002
+                                         cache: TransformerEncoderAutoregressiveCache) -> Tensor:
+        """`input.tensor` `[batch, seq, d_model]`, the sequence so far (one or
+        more positions longer than at the last call with `cache`) ->
+        `[batch, seq, d_model]`, equal to `forward` with a causal mask at every
+        position, computing only the new ones (Burn's method of the same name).
+
+            cache = encoder.new_autoregressive_cache()
+            for n in range(1, steps + 1):
+                out = encoder.forward_autoregressive_inference(TransformerEncoderInput.new(x[:, :n]), cache)
+        """
+        if len(cache.layers) != len(self.layers):
+            raise ValueError(f"TransformerEncoder: the cache has {len(cache.layers)} layers, the encoder "
+                             f"{len(self.layers)}; build it with new_autoregressive_cache()")
+        x = input.tensor
+        for layer, layer_cache in zip(self.layers, cache.layers):
+            x = layer.forward_autoregressive_inference(x, input.padding, input.attention, layer_cache)
+        return x
+
+    def new_autoregressive_cache(self) -> TransformerEncoderAutoregressiveCache:
+        """An empty cache for `forward_autoregressive_inference`, one per sequence."""
+        return TransformerEncoderAutoregressiveCache.empty(len(self.layers))
 
     def extra_repr(self) -> dict:
         first = self.layers[0] if self.layers else None
