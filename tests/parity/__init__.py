@@ -11,7 +11,11 @@ Covered: burnbook.nn's Linear, Embedding, Conv1d/2d, ConvTranspose1d/2d,
 MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool1d/2d, BatchNorm (with its running
 statistics), LayerNorm, GroupNorm, Lstm, Gru (so GateController),
 MultiHeadAttention, PositionWiseFeedForward, TransformerEncoder (post- and
-pre-norm), TransformerDecoder, PositionalEncoding, the activation modules
+pre-norm), TransformerDecoder, PositionalEncoding, RmsNorm, RotaryEncoding
+(also inside MultiHeadAttention), SwiGlu, the autoregressive cache
+(MultiHeadAttention.forward_cache, TransformerEncoder's
+forward_autoregressive_inference: each position against the causal
+forward, ours and torch's; greedy generation with and without), the activation modules
 (Relu, LeakyRelu, PRelu, Sigmoid, Tanh, Silu, Mish, Softplus, Gelu) and
 functions (log_sigmoid, hard_sigmoid, softmax, log_softmax), the losses
 (CrossEntropyLoss on logits and probabilities with smoothing, weights and
