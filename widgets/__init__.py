@@ -16,6 +16,7 @@ import importlib
 from typing import Any
 
 _WIDGETS = {
+    "AttentionView": ".attention",
     "BackwardStepper": ".stepper",
     "GraphView": ".graph",
     "GradientView": ".gradient",
