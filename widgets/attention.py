@@ -205,14 +205,15 @@ class AttentionView(View):
         return "\n".join(lines)
 
     # -- figures -----------------------------------------------------------------------------
-    def _heatmap(self, m: np.ndarray, name: str) -> go.Heatmap:
+    def _heatmap(self, m: np.ndarray, name: str, label: str) -> go.Heatmap:
         """One matrix as a heatmap on integer axes (duplicate tokens stay
-        apart), hover naming the query, the key and the weight."""
+        apart), hover naming the query, the key and the weight, and `label`
+        (the layer and head) beside them."""
         text = [[f"query {q} {html.escape(repr(qt), quote=False)}<br>key {k} {html.escape(repr(kt), quote=False)}"
                  for k, kt in enumerate(self.key_tokens)] for q, qt in enumerate(self.query_tokens)]
         return go.Heatmap(z=m.astype(np.float32), x=list(range(m.shape[1])), y=list(range(m.shape[0])), text=text,
                           name=name, coloraxis="coloraxis", xgap=0, ygap=0,
-                          hovertemplate="%{text}<br>weight %{z:.4f}<extra>" + html.escape(name) + "</extra>")
+                          hovertemplate="%{text}<br>weight %{z:.4f}<extra>" + html.escape(label) + "</extra>")
 
     def _axis(self, labels: list[str], title: str | None, show: bool) -> dict:
         step = max(1, math.ceil(len(labels) / MAX_TICKS))
@@ -240,7 +241,7 @@ class AttentionView(View):
         plot_w = seq_k * cell
         width = max(left + plot_w + COLORBAR_PX + MARGIN["r"],
                     int(text_size(html.escape(title), TITLE_SIZE)[0]) + MODEBAR_PX + 16)
-        fig = go.Figure(self._heatmap(m, "attention"))
+        fig = go.Figure(self._heatmap(m, "attention", self._selection_name()))
         fig.update_layout(**LAYOUT)
         fig.update_layout(
             title={"text": html.escape(title), "x": 0.0, "xref": "container", "xanchor": "left", "y": 1.0,
@@ -283,7 +284,8 @@ class AttentionView(View):
                             vertical_spacing=gap_y / plot_h if rows > 1 else 0.0)
         for i, (layer, head) in enumerate(panels):
             r, c = divmod(i, cols)
-            fig.add_trace(self._heatmap(self.matrix(layer, head), self._selection_name(layer, head)),
+            name = self._selection_name(layer, head)
+            fig.add_trace(self._heatmap(self.matrix(layer, head), name, name),
                           row=r + 1, col=c + 1)
             fig.update_xaxes(self._axis(self.key_tokens, "key" if r == rows - 1 else None,
                                         labelled and r == rows - 1), row=r + 1, col=c + 1)

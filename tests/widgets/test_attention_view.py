@@ -68,7 +68,7 @@ def test_hover_names_the_query_the_key_and_the_weight():
     w = softmax_weights((2, 4, 4))     # [n_heads, seq_q, seq_k], repeated tokens stay apart
     view = AttentionView(w, ["the", "cat", "the", "<end>"])
     heat = view.figure().data[0]
-    assert heat.hovertemplate.startswith("%{text}<br>weight %{z:.4f}")
+    assert heat.hovertemplate == "%{text}<br>weight %{z:.4f}<extra>layer 0, head 0</extra>"
     assert heat.text[2][3] == "query 2 'the'<br>key 3 '&lt;end&gt;'"
     assert list(heat.x) == [0, 1, 2, 3] and list(heat.y) == [0, 1, 2, 3]
     fig = view.figure()
