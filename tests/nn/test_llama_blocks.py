@@ -81,6 +81,15 @@ def test_llama_block_record_round_trip_and_params(tmp_path: Path) -> None:
                                   model.swiglu.linear_outer.weight.val().to_numpy())
 
 
+def test_configs_save_and_load(tmp_path: Path) -> None:
+    configs = [nn.RmsNormConfig(8, epsilon=1e-6), nn.RotaryEncodingConfig(64, 16, theta=5e5),
+               nn.SwiGluConfig(8, 12, bias=True), cfg_default := nn.SwiGluConfig(4, 6)]
+    for i, cfg in enumerate(configs):
+        assert type(cfg).load(cfg.save(tmp_path / f"c{i}.json")) == cfg
+    assert cfg_default.bias is False and nn.RmsNormConfig(3).epsilon == 1e-5
+    assert nn.RotaryEncodingConfig(4, 2).theta == 10000.0
+
+
 def test_display_names_settings() -> None:
     assert "d_model: 8" in str(nn.RmsNormConfig(8).init(backend=B))
     assert "theta: 500000.0" in str(nn.RotaryEncodingConfig(4, 6, theta=5e5).init(backend=B))
