@@ -135,7 +135,7 @@ _add("float_mask_fill[2x3]", _I, "float_mask_fill", _one(_u(), (2, 3)),
 
 # -- creation: a dtype or device change passes the gradient through ------------------------------
 _add("float_to_device[2x3]", "creation", "float_to_device", _one(_u(), (2, 3)),
-     lambda B, x: B.float_sin(B.float_to_device(x, B.float_device(x))), uses=("float_sin", "float_device"))
+     lambda B, x: B.float_to_device(x, B.float_device(x)), uses=("float_device",))
 
 # -- module ops ----------------------------------------------------------------------------------
 _M = "module"
@@ -170,3 +170,18 @@ _add("adaptive_avg_pool2d[1x2x5x4->2x3]", _M, "adaptive_avg_pool2d", _one(_u(), 
      lambda B, x: B.adaptive_avg_pool2d(x, (2, 3)))
 _add("embedding[5x3,2x3]", _M, "embedding", _one(_u(), (5, 3)),
      lambda B, w: B.embedding(w, _int(B, [[0, 4, 0], [2, 2, 1]])), uses=("int_from_data",))
+_OT1 = _conv_t_opts(1, stride=(2,), padding=(1,), padding_out=(1,), dilation=(1,), groups=1)
+_add("conv_transpose1d[2x2x3,w2x3x3]", _M, "conv_transpose1d",
+     lambda rng: (_u()(rng, (2, 2, 3)), _u()(rng, (2, 3, 3))), lambda B, x, w: B.conv_transpose1d(x, w, None, _OT1))
+_add("avg_pool1d[2x2x7,k3,s2,p1]", _M, "avg_pool1d", _one(_u(), (2, 2, 7)),
+     lambda B, x: B.avg_pool1d(x, (3,), (2,), (1,), True))
+_add("adaptive_avg_pool1d[2x2x7->3]", _M, "adaptive_avg_pool1d", _one(_u(), (2, 2, 7)),
+     lambda B, x: B.adaptive_avg_pool1d(x, (3,)))
+_add("max_pool2d_with_indices[1x2x5x4,k3,s2]", _M, "max_pool2d_with_indices", _one(_distinct, (1, 2, 5, 4)),
+     lambda B, x: B.max_pool2d_with_indices(x, (3, 3), (2, 2), (0, 0), (1, 1), True)[0])
+_add("max_pool1d[2x2x7,k2,s2,p1]", _M, "max_pool1d", _one(_distinct, (2, 2, 7)),
+     lambda B, x: B.max_pool1d(x, (2,), (2,), (1,), (1,), False))
+_add("max_pool1d_with_indices[2x2x6,k3,s1]", _M, "max_pool1d_with_indices", _one(_distinct, (2, 2, 6)),
+     lambda B, x: B.max_pool1d_with_indices(x, (3,), (1,), (0,), (1,), False)[0])
+_add("float_cast[2x3,round trip]", "creation", "float_cast", _one(_u(), (2, 3)),
+     lambda B, x: B.float_cast(B.float_cast(x, np.float64), B.float_dtype(x)))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...tensor.distribution import Distribution
-from ..case import Case, bools, fixed, ints, uniform
+from ..case import Case, bools, fixed, ints, shape_id, uniform
 
 F = "creation"
 _SHAPES = ((7,), (3, 4), (2, 3, 4), (1,), (0, 3))
@@ -37,7 +37,7 @@ def _random_check(B, device, dist, lo, hi, mean, tol):
 CASES: list[Case] = []
 for _kind, _make in _MAKE.items():
     for _s in _SHAPES:
-        CASES.append(Case(f"{_kind}_from_data[{'x'.join(map(str, _s))}]", F, f"{_kind}_from_data",
+        CASES.append(Case(f"{_kind}_from_data[{shape_id(_s)}]", F, f"{_kind}_from_data",
                           (lambda s, m: lambda rng: (m(rng, s),))(_s, _make),
                           lambda B, d, x: x, lambda x: x, uses=(f"{_kind}_into_data",)))
     CASES += [

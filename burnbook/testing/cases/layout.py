@@ -8,7 +8,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..case import Case, uniform
+from ..case import Case, shape_id as _t, uniform
 
 F = "layout"
 
@@ -33,35 +33,35 @@ def _slice_assigned(x, ranges, values):
 def layout_cases(kind: str, family: str, make: Callable) -> list[Case]:
     """The layout cases of `kind` ("float", "int" or "bool"), inputs from `make(rng, shape)`."""
     k = kind
-    cases = [Case(f"{k}_reshape[{a}->{b}]", family, f"{k}_reshape",
+    cases = [Case(f"{k}_reshape[{_t(a)}->{_t(b)}]", family, f"{k}_reshape",
                   (lambda a: lambda rng: (make(rng, a),))(a),
                   (lambda b: lambda B, d, x: getattr(B, f"{k}_reshape")(x, b))(b),
                   (lambda b: lambda x: x.reshape(b))(b)) for a, b in _RESHAPES]
-    cases += [Case(f"{k}_swap_dims[{s},{i},{j}]", family, f"{k}_swap_dims",
+    cases += [Case(f"{k}_swap_dims[{_t(s)},{i},{j}]", family, f"{k}_swap_dims",
                    (lambda s: lambda rng: (make(rng, s),))(s),
                    (lambda i, j: lambda B, d, x: getattr(B, f"{k}_swap_dims")(x, i, j))(i, j),
                    (lambda i, j: lambda x: np.swapaxes(x, i, j))(i, j)) for s, i, j in _SWAPS]
-    cases += [Case(f"{k}_permute[{s},{p}]", family, f"{k}_permute",
+    cases += [Case(f"{k}_permute[{_t(s)},{_t(p)}]", family, f"{k}_permute",
                    (lambda s: lambda rng: (make(rng, s),))(s),
                    (lambda p: lambda B, d, x: getattr(B, f"{k}_permute")(x, p))(p),
                    (lambda p: lambda x: np.transpose(x, p))(p)) for s, p in _PERMS]
-    cases += [Case(f"{k}_expand[{a}->{b}]", family, f"{k}_expand",
+    cases += [Case(f"{k}_expand[{_t(a)}->{_t(b)}]", family, f"{k}_expand",
                    (lambda a: lambda rng: (make(rng, a),))(a),
                    (lambda b: lambda B, d, x: getattr(B, f"{k}_expand")(x, b))(b),
                    (lambda b: lambda x: np.broadcast_to(x, b).copy())(b)) for a, b in _EXPANDS]
-    cases += [Case(f"{k}_slice[{s},{_ranges_id(r)}]", family, f"{k}_slice",
+    cases += [Case(f"{k}_slice[{_t(s)},{_ranges_id(r)}]", family, f"{k}_slice",
                    (lambda s: lambda rng: (make(rng, s),))(s),
                    (lambda r: lambda B, d, x: getattr(B, f"{k}_slice")(x, r))(r),
                    (lambda r: lambda x: x[r])(r)) for s, r in _SLICES]
     for s, r in _SLICES:
         region = np.empty(s)[r].shape
         cases.append(Case(
-            f"{k}_slice_assign[{s},{_ranges_id(r)}]", family, f"{k}_slice_assign",
+            f"{k}_slice_assign[{_t(s)},{_ranges_id(r)}]", family, f"{k}_slice_assign",
             (lambda s, region: lambda rng: (make(rng, s), make(rng, region)))(s, region),
             (lambda r: lambda B, d, x, v: (getattr(B, f"{k}_slice_assign")(x, r, v), x))(r),
             (lambda r: lambda x, v: _slice_assigned(x, r, v))(r),
             note="returns a new primitive: the second output is the input, unchanged"))
-    cases += [Case(f"{k}_cat[{a}+{b},dim={dim}]", family, f"{k}_cat",
+    cases += [Case(f"{k}_cat[{_t(a)}+{_t(b)},dim={dim}]", family, f"{k}_cat",
                    (lambda a, b: lambda rng: (make(rng, a), make(rng, b), make(rng, a)))(a, b),
                    (lambda dim: lambda B, d, x, y, z: getattr(B, f"{k}_cat")([x, y, z], dim))(dim),
                    (lambda dim: lambda x, y, z: np.concatenate([x, y, z], dim))(dim))

@@ -19,13 +19,18 @@ from . import _module_reference as ref
 F = "module"
 
 
+def _t(v) -> str:
+    """`(2, 3, 5)` -> `"2x3x5"`, for case names."""
+    return "x".join(str(i) for i in v) if isinstance(v, tuple) else str(v)
+
+
 def _pair(v):
     return (v, v) if isinstance(v, int) else tuple(v)
 
 
 def _conv2d_case(x, w, bias, stride=1, padding=0, dilation=1, groups=1):
     s, p, d = _pair(stride), _pair(padding), _pair(dilation)
-    name = f"conv2d[x{x},w{w},{'bias' if bias else 'no bias'},s{s},p{p},d{d},g{groups}]"
+    name = f"conv2d[{_t(x)},{_t(w)},{'bias' if bias else 'no bias'},s{_t(s)},p{_t(p)},d{_t(d)},g{groups}]"
     o = ConvOptions(stride=s, padding=p, dilation=d, groups=groups).resolved(2)
     return Case(name, F, "conv2d",
                 lambda rng: (uniform(rng, x), uniform(rng, w)) + ((uniform(rng, (w[0],)),) if bias else ()),
@@ -34,7 +39,7 @@ def _conv2d_case(x, w, bias, stride=1, padding=0, dilation=1, groups=1):
 
 
 def _conv1d_case(x, w, bias, stride=1, padding=0, dilation=1, groups=1):
-    name = f"conv1d[x{x},w{w},{'bias' if bias else 'no bias'},s{stride},p{padding},d{dilation},g{groups}]"
+    name = f"conv1d[{_t(x)},{_t(w)},{'bias' if bias else 'no bias'},s{stride},p{padding},d{dilation},g{groups}]"
     o = ConvOptions(stride=(stride,), padding=(padding,), dilation=(dilation,), groups=groups).resolved(1)
 
     def reference(xa, wa, ba=None):
@@ -48,7 +53,7 @@ def _conv1d_case(x, w, bias, stride=1, padding=0, dilation=1, groups=1):
 
 def _conv_transpose2d_case(x, w, bias, stride=1, padding=0, padding_out=0, dilation=1, groups=1):
     s, p, q, d = _pair(stride), _pair(padding), _pair(padding_out), _pair(dilation)
-    name = f"conv_transpose2d[x{x},w{w},{'bias' if bias else 'no bias'},s{s},p{p},po{q},d{d},g{groups}]"
+    name = f"conv_transpose2d[{_t(x)},{_t(w)},{'bias' if bias else 'no bias'},s{_t(s)},p{_t(p)},po{_t(q)},d{_t(d)},g{groups}]"
     o = ConvTransposeOptions(stride=s, padding=p, padding_out=q, dilation=d, groups=groups).resolved(2)
     return Case(name, F, "conv_transpose2d",
                 lambda rng: (uniform(rng, x), uniform(rng, w))
@@ -66,14 +71,14 @@ def _conv_transpose1d_case(x, w, stride, padding, padding_out):
         out = ref.conv_transpose2d(xa[:, :, None, :], wa[:, :, None, :], None, (1, stride), (0, padding),
                                    (0, padding_out), (1, 1), 1)
         return out[:, :, 0, :]
-    return Case(f"conv_transpose1d[x{x},w{w},s{stride},p{padding},po{padding_out}]", F, "conv_transpose1d",
+    return Case(f"conv_transpose1d[{_t(x)},{_t(w)},s{stride},p{padding},po{padding_out}]", F, "conv_transpose1d",
                 lambda rng: (uniform(rng, x), uniform(rng, w)),
                 lambda B, dev, xp, wp: B.conv_transpose1d(xp, wp, None, o), reference, rtol=1e-4, atol=1e-5)
 
 
 def _max_pool2d_cases(x, k, s, p, d, ceil):
     args = (_pair(k), _pair(s), _pair(p), _pair(d), ceil)
-    tag = f"x{x},k{args[0]},s{args[1]},p{args[2]},d{args[3]}{',ceil' if ceil else ''}"
+    tag = f"{_t(x)},k{_t(args[0])},s{_t(args[1])},p{_t(args[2])},d{_t(args[3])}{',ceil' if ceil else ''}"
     make = (lambda rng: (uniform(rng, x),))
     return [Case(f"max_pool2d[{tag}]", F, "max_pool2d", make,
                  lambda B, dev, xp: B.max_pool2d(xp, *args),
@@ -91,7 +96,7 @@ def _max_pool1d_cases(x, k, s, p, d, ceil):
     def reference(xa):
         out, idx = ref.max_pool2d_with_indices(xa[:, :, None, :], *args2)
         return out[:, :, 0, :], idx[:, :, 0, :]
-    tag = f"x{x},k{k},s{s},p{p},d{d}{',ceil' if ceil else ''}"
+    tag = f"{_t(x)},k{k},s{_t(s)},p{_t(p)},d{_t(d)}{',ceil' if ceil else ''}"
     make = (lambda rng: (uniform(rng, x),))
     return [Case(f"max_pool1d[{tag}]", F, "max_pool1d", make,
                  lambda B, dev, xp: B.max_pool1d(xp, *args), lambda xa: reference(xa)[0]),
@@ -101,26 +106,26 @@ def _max_pool1d_cases(x, k, s, p, d, ceil):
 
 def _avg_pool_cases(x2, x1, k, s, p, count_include_pad):
     a2 = (_pair(k), _pair(s), _pair(p), count_include_pad)
-    tag = f"k{k},s{s},p{p}{',count pad' if count_include_pad else ''}"
-    return [Case(f"avg_pool2d[x{x2},{tag}]", F, "avg_pool2d", lambda rng: (uniform(rng, x2),),
+    tag = f"k{k},s{_t(s)},p{_t(p)}{',count pad' if count_include_pad else ''}"
+    return [Case(f"avg_pool2d[{_t(x2)},{tag}]", F, "avg_pool2d", lambda rng: (uniform(rng, x2),),
                  lambda B, dev, xp: B.avg_pool2d(xp, *a2), lambda xa: ref.avg_pool2d(xa, *a2)),
-            Case(f"avg_pool1d[x{x1},{tag}]", F, "avg_pool1d", lambda rng: (uniform(rng, x1),),
+            Case(f"avg_pool1d[{_t(x1)},{tag}]", F, "avg_pool1d", lambda rng: (uniform(rng, x1),),
                  lambda B, dev, xp: B.avg_pool1d(xp, (k,), (s,), (p,), count_include_pad),
                  lambda xa: ref.avg_pool2d(xa[:, :, None, :], (1, k), (1, s), (0, p),
                                            count_include_pad)[:, :, 0, :])]
 
 
 def _adaptive_cases(x2, out2, x1, out1):
-    return [Case(f"adaptive_avg_pool2d[x{x2},{out2}]", F, "adaptive_avg_pool2d",
+    return [Case(f"adaptive_avg_pool2d[{_t(x2)},{_t(out2)}]", F, "adaptive_avg_pool2d",
                  lambda rng: (uniform(rng, x2),), lambda B, dev, xp: B.adaptive_avg_pool2d(xp, out2),
                  lambda xa: ref.adaptive_avg_pool2d(xa, out2)),
-            Case(f"adaptive_avg_pool1d[x{x1},{out1}]", F, "adaptive_avg_pool1d",
+            Case(f"adaptive_avg_pool1d[{_t(x1)},{out1}]", F, "adaptive_avg_pool1d",
                  lambda rng: (uniform(rng, x1),), lambda B, dev, xp: B.adaptive_avg_pool1d(xp, (out1,)),
                  lambda xa: ref.adaptive_avg_pool2d(xa[:, :, None, :], (1, out1))[:, :, 0, :])]
 
 
 def _embedding_case(n, d, idx_shape):
-    return Case(f"embedding[{n}x{d},{idx_shape}]", F, "embedding",
+    return Case(f"embedding[{n}x{_t(d)},{_t(idx_shape)}]", F, "embedding",
                 lambda rng: (uniform(rng, (n, d)), rng.integers(0, n, size=idx_shape).astype(np.int64)),
                 lambda B, dev, w, i: B.embedding(w, i), lambda w, i: w[i])
 
