@@ -306,3 +306,11 @@ def test_check_autodiff_names_the_entry_points_it_needs():
     report = check_autodiff(NoBackward, families=["math"], progress=False)
     assert report.passed == 0 and "float_backward" in report.missing_ops
     assert set(ENTRY_POINTS) >= {"float_require_grad", "float_backward", "float_grad"}
+
+
+def test_nothing_below_testing_imports_it():
+    from .test_architecture import GRAPH
+
+    up = sorted((m, t) for m, targets in GRAPH.items() if not m.startswith("burnbook.testing")
+                for t in targets if t.startswith("burnbook.testing"))
+    assert up == [], f"modules that import burnbook.testing, which sits on top: {up}"
