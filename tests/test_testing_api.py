@@ -314,3 +314,18 @@ def test_nothing_below_testing_imports_it():
     up = sorted((m, t) for m, targets in GRAPH.items() if not m.startswith("burnbook.testing")
                 for t in targets if t.startswith("burnbook.testing"))
     assert up == [], f"modules that import burnbook.testing, which sits on top: {up}"
+
+
+def test_the_comparison_says_what_differs():
+    from burnbook.testing.compare import compare
+
+    f32 = np.float32
+    assert compare(np.array([np.nan, np.inf, 1.0]), np.array([np.nan, np.inf, 1.0], f32), f32, 1e-5, 1e-6) is None
+    message = compare(np.array([np.inf, 1.0]), np.array([1.0, 1.0], f32), f32, 1e-5, 1e-6)[0]
+    assert message.startswith("at [0]: expected inf, got 1")
+    assert compare(np.ones((2, 3)), np.ones((3, 2), f32), f32, 0, 0)[0] == "shape [3, 2], expected [2, 3]"
+    assert compare(np.ones(2), np.ones(2), f32, 0, 0)[0] == "element type f64, expected f32"
+    assert compare(np.array([1, 2]), np.array([1, 3]), f32, 0, 0)[0].startswith("at [1]: expected 2, got 3")
+    # exp(100) rounds to inf in f32: an f32 result of inf is right
+    assert compare(np.array([np.exp(100.0)]), np.array([np.inf], f32), f32, 1e-5, 1e-6) is None
+    assert compare((2, 3), (2, 3), f32, 0, 0) is None and compare((2, 3), [2, 4], f32, 0, 0) is not None

@@ -114,13 +114,13 @@ def run_grad_case(B: type, case: GradCase, device: Any = None, dtype: Any = None
         f"backward {bad.analytic:.7g}" + (" (no gradient)" if bad.missing else ""), message))
 
 
-def check_autodiff(B: type, *, families: Iterable[str] | None = None, progress: bool = True,
-                   dtype: Any = None) -> Report:
+def check_autodiff(B: type, *, families: Iterable[str] | str | None = None,
+                   ops: Iterable[str] | None = None, progress: bool = True, dtype: Any = None) -> Report:
     """Check the backward rule of every differentiable op of the autodiff
     backend `B` (`Autodiff[NdArray]`, `Autodiff[Taichi]`, or your own engine)
     against central finite differences; return a `Report` like
-    `check_backend`'s (families as there; `failures` name the op and the
-    input whose gradient is off).
+    `check_backend`'s (`families` and `ops` select cases as there;
+    `failures` name the op and the input whose gradient is off).
 
     Runs in float64 where `B` keeps float64 data (`dtype` forces float64 or
     float32); float32 differences use a larger step and tolerances of 2e-2
@@ -136,7 +136,7 @@ def check_autodiff(B: type, *, families: Iterable[str] | None = None, progress: 
     if not getattr(B, "is_autodiff", False):
         raise TypeError(f"check_autodiff: {backend_label(B)} has no autodiff (is_autodiff is False); "
                         f"check Autodiff[{backend_label(B)}], or set is_autodiff = True on your engine")
-    cases = list(iter_grad_cases(families))
+    cases = list(iter_grad_cases(families, ops))
     report = Report(backend=backend_label(B), title="check_autodiff")
     device, has_device = default_device(B)
     if dtype is None and has_device:

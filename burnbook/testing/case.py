@@ -27,7 +27,7 @@ How a case runs (`runner.run_case`):
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -52,7 +52,7 @@ class Case:
     rtol: float = 1e-5
     atol: float = 1e-6
     out_dtype: Any = np.float32   # the element type a float output must have
-    note: str = ""                # what the case checks beyond the op's plain meaning
+    note: str = ""                # what the case checks beyond the op's plain meaning (shown on failure)
 
     @property
     def seed(self) -> int:
@@ -77,7 +77,6 @@ class GradCase:
     inputs: Callable[[np.random.Generator], tuple]
     fn: Callable[..., Any]
     uses: tuple[str, ...] = ()
-    extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def seed(self) -> int:
@@ -91,7 +90,7 @@ class GradCase:
 # -- input helpers shared by the case families -------------------------------------------
 
 def shape_id(*shapes: tuple) -> str:
-    """`"3x4"`, or `"3x4,1x4"` for several inputs; `"[]"`... never empty."""
+    """`"3x4"`, or `"3x4,1x4"` for several inputs (a shape `()` is `"scalar"`)."""
     return ",".join("x".join(str(s) for s in shape) or "scalar" for shape in shapes)
 
 

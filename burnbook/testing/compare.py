@@ -67,7 +67,8 @@ def _compare_floats(expected: np.ndarray, got: np.ndarray, rtol: float, atol: fl
     same_inf = np.isinf(want) & (want == have)
     with np.errstate(invalid="ignore", over="ignore"):
         err = np.abs(have - want)
-        bad = ~(both_nan | same_inf | (err <= atol + rtol * np.abs(want)))
+        close = np.isfinite(want) & (err <= atol + rtol * np.abs(want))
+        bad = ~(both_nan | same_inf | close)
     if not bad.any():
         return None
     i = _first(bad)

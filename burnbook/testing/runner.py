@@ -38,9 +38,11 @@ class Outcome:
     missing: Missing | None = None
 
     def __str__(self) -> str:
-        return f"{self.case.name}: {self.status}" + (
-            f": {self.failure.message}" if self.failure else f": needs {', '.join(self.missing.needs)}"
-            if self.missing else "")
+        if self.failure is not None:
+            return f"{self.case.name}: failed: {self.failure.message}"
+        if self.missing is not None:
+            return f"{self.case.name}: missing: needs {', '.join(self.missing.needs)}"
+        return f"{self.case.name}: {self.status}"
 
 
 def lacks(B: type, op: str) -> bool:
@@ -110,6 +112,8 @@ def run_case(B: type, case: Case, device: Any = None) -> Outcome:
     if problem is None:
         return Outcome(case, "passed")
     message, want, have = problem
+    if case.note:
+        message = f"{message} [this case: {case.note}]"
     return Outcome(case, "failed", failure=Failure(case.name, case.op, case.family, inputs,
                                                    want, have, message))
 
@@ -150,7 +154,8 @@ def progress_bar(items: list, desc: str, progress: bool) -> Iterable:
     return tqdm(items, desc=desc, file=sys.stderr, leave=False, unit="case")
 
 
-def check_backend(B: type, *, families: Iterable[str] | None = None, progress: bool = True) -> Report:
+def check_backend(B: type, *, families: Iterable[str] | str | None = None,
+                  ops: Iterable[str] | None = None, progress: bool = True) -> Report:
     """Run the conformance cases (`burnbook.testing.CASES`) on the backend
     class `B` and return a `Report` (`passed`, `failed`, `missing`,
     `failures`, per-family counts, `missing_ops`, `ok`).
@@ -159,7 +164,8 @@ def check_backend(B: type, *, families: Iterable[str] | None = None, progress: b
     `Autodiff[NdArray]`, or your own `Backend` subclass, however few ops it
     has. `families` limits the run to some of `FAMILIES` ("creation",
     "arithmetic", "math", "comparison", "reductions", "indexing", "layout",
-    "int", "bool", "module"). Each case calls backend methods directly on
+    "int", "bool", "module"), `ops` to the cases of some protocol ops
+    (`ops=["float_exp"]`). Each case calls backend methods directly on
     primitives (`B.float_exp(B.float_from_data(array, device))`) and reads
     results back with `B.float_into_data` (`int_`, `bool_` for those kinds),
     so a backend needs `default_device()`, the `*_from_data`/`*_into_data`
@@ -172,7 +178,7 @@ def check_backend(B: type, *, families: Iterable[str] | None = None, progress: b
     """
     if not isinstance(B, type):
         raise TypeError(f"check_backend takes a backend class (NdArray, Autodiff[NdArray]...), got {B!r}")
-    cases = list(iter_cases(families))
+    cases = list(iter_cases(families, ops))
     report = Report(backend=backend_label(B), title="check_backend")
     device, has_device = default_device(B)
     for case in progress_bar(cases, f"check_backend({report.backend})", progress):
