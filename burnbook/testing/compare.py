@@ -53,7 +53,7 @@ def compare(expected: Any, got: Any, out_dtype: Any, rtol: float, atol: float) -
     if np.array_equal(expected, got):
         return None
     i = _first(expected != got)
-    return (f"at {list(i)}: expected {expected[i]!r}, got {got[i]!r}"
+    return (f"at {list(i)}: expected {expected[i].item()!r}, got {got[i].item()!r}"
             f" ({int(np.sum(expected != got))} of {expected.size} elements differ)",
             values(expected), values(got))
 
