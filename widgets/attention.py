@@ -224,7 +224,7 @@ class AttentionView(View):
 
     def _coloraxis(self) -> dict:
         return {"colorscale": COLORSCALE, "cmin": 0.0, "cmax": self.zmax,
-                "colorbar": {"title": {"text": "weight"}, "thickness": 14}}
+                "colorbar": {"title": {"text": "weight", "side": "right"}, "thickness": 14}}
 
     def _label_px(self, labels: list[str], size: int = 12) -> int:
         return int(max(text_size(_visible(t), size)[0] for t in labels))

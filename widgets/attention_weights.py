@@ -21,12 +21,15 @@ __all__ = ["read_weights", "token_labels", "as_array"]
 
 
 def as_array(value: Any, what: str) -> np.ndarray:
-    """`value` (a burnbook Tensor of any backend, an `MhaOutput`, or
-    anything NumPy reads) as a NumPy array; `what` names it in errors."""
+    """`value` (a burnbook Tensor of any backend, an `MhaOutput`, a
+    PyTorch tensor, or anything NumPy reads) as a NumPy array; `what`
+    names it in errors."""
     if hasattr(value, "weights") and hasattr(value, "context"):   # an MhaOutput
         value = value.weights
     if hasattr(value, "backend") and hasattr(value, "to_numpy"):
         return np.asarray(value.to_numpy())
+    if hasattr(value, "detach") and hasattr(value, "cpu"):   # a PyTorch tensor, tracked or not
+        value = value.detach().cpu().numpy()
     try:
         a = np.asarray(value)
     except Exception as err:  # noqa: BLE001 - any conversion failure means "not an array"

@@ -152,6 +152,18 @@ def test_an_mha_output_is_read_as_its_weights():
     np.testing.assert_array_equal(view.weights[0], out.weights.to_numpy()[0])
 
 
+def test_pytorchs_weights_are_read_too():
+    """torch.nn.MultiheadAttention's per-head weights (a tracked tensor)."""
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    mha = torch.nn.MultiheadAttention(8, 2, batch_first=True)
+    x = torch.randn(1, 4, 8)
+    _, w = mha(x, x, x, average_attn_weights=False)     # [batch, n_heads, seq, seq], requires grad
+    assert w.requires_grad
+    view = AttentionView([w, w], "abcd")
+    np.testing.assert_array_equal(view.matrix(1, 1), w.detach().numpy()[0, 1])
+
+
 def test_the_static_figure_shows_every_layer_and_head():
     layers = [softmax_weights((1, 3, 4, 4), seed=i, causal=True) for i in range(2)]
     view = AttentionView(layers, "wxyz", title="demo")
