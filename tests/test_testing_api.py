@@ -329,3 +329,27 @@ def test_the_comparison_says_what_differs():
     # exp(100) rounds to inf in f32: an f32 result of inf is right
     assert compare(np.array([np.exp(100.0)]), np.array([np.inf], f32), f32, 1e-5, 1e-6) is None
     assert compare((2, 3), (2, 3), f32, 0, 0) is None and compare((2, 3), [2, 4], f32, 0, 0) is not None
+
+
+def _perturbed(result):
+    """A result made wrong: floats + 0.5, ints + 1, bools flipped, shapes + 1."""
+    if isinstance(result, tuple) and result and isinstance(result[0], np.ndarray):
+        return (_perturbed(result[0]),) + result[1:]
+    if isinstance(result, np.ndarray):
+        kind = result.dtype.kind
+        return result + np.asarray(0.5, result.dtype) if kind == "f" else ~result if kind == "b" else result + 1
+    return tuple(v + 1 for v in result) if isinstance(result, tuple) else None
+
+
+def test_every_op_s_cases_catch_a_wrong_answer():
+    """No case is vacuous: NdArray with any one op's answer made wrong fails
+    a case of that op (`*_empty` excepted: its values are undefined, so its
+    case checks the shape, which this perturbation leaves alone)."""
+    uncaught = []
+    for op in sorted({c.op for c in CASES} - {"float_empty", "int_empty", "bool_empty"}):
+        right = getattr(NdArray, op)
+        wrong = type(f"Wrong_{op}", (NdArray,),
+                     {op: staticmethod(lambda *a, _right=right, **k: _perturbed(_right(*a, **k)))})
+        if check_backend(wrong, ops=[op], progress=False).failed == 0:
+            uncaught.append(op)
+    assert uncaught == []

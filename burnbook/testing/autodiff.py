@@ -1,27 +1,8 @@
 """`check_autodiff(B)`: every differentiable op's backward rule on an
 autodiff backend, against central finite differences (`GRAD_CASES`, through
-`burnbook.autodiff.check_grad`).
-
-The entry points it relies on, and so what a hand-written autodiff backend
-(the book's "Build your own autodiff" chapter) must provide for a case to be
-attempted, are the ones of Burn's `AutodiffBackend` plus a few plain ops:
-
-- class attributes `is_autodiff = True` and `InnerBackend` (the backend the
-  gradients live on), and `default_device()`;
-- `float_from_data(array, device)`, `float_into_data(p)`, `float_shape(p)`,
-  `float_dtype(p)`: make inputs, read outputs;
-- `float_require_grad(p)`: p tracked as a leaf;
-- `float_backward(p)`: the gradients of p (a container, any type);
-- `float_grad(p, grads)`: p's gradient as an `InnerBackend` primitive
-  (read with `InnerBackend.float_into_data`), or None;
-- `float_sum(p)` and `float_mul(a, b)`: the checked scalar is
-  `sum(f(xs) * w)` for a fixed random `w`, so a gradient sent to the wrong
-  element is caught;
-- the case's own op, and the ops its `uses` lists.
-
-A case whose op (or one of these) is still the protocol's stub, or raises
-NotImplementedError, counts as missing, so an engine with rules for a
-handful of ops gets a report of what it has and what it lacks.
+`burnbook.autodiff.check_grad`, the one finite-difference routine of the
+project). `check_autodiff`'s docstring lists the entry points it calls: what
+a hand-written engine (the book's "Build your own autodiff") must provide.
 """
 
 from __future__ import annotations
@@ -124,8 +105,30 @@ def check_autodiff(B: type, *, families: Iterable[str] | str | None = None,
 
     Runs in float64 where `B` keeps float64 data (`dtype` forces float64 or
     float32); float32 differences use a larger step and tolerances of 2e-2
-    relative, 2e-3 absolute. See this module's docstring for the entry points
-    a hand-written engine must provide.
+    relative, 2e-3 absolute (float64: 1e-6 and 1e-7, check_grad's).
+
+    Entry points it calls (Burn's `AutodiffBackend` and a few plain ops),
+    all class attributes or class/static methods of `B` (`ENTRY_POINTS`):
+
+    - `is_autodiff = True`; `InnerBackend`, the backend gradients live on;
+      `default_device()`;
+    - `float_from_data(array, device)`, `float_into_data(p)`,
+      `float_shape(p)`, `float_dtype(p)`: make inputs, read outputs;
+    - `float_require_grad(p)`: p, tracked as a leaf;
+    - `float_backward(p)`: the gradients of p (a container of any type; the
+      seed is ones of p's shape);
+    - `float_grad(p, grads)`: p's gradient as an `InnerBackend` primitive,
+      read with `InnerBackend.float_into_data`; None when p got none;
+    - `float_sum(p)` (shape (1,)) and `float_mul(a, b)`: the checked scalar
+      is `sum(f(xs) * w)` for a fixed random `w`, so a gradient sent to the
+      wrong element is caught;
+    - each case's own op (`float_exp`...) and the ops in its `uses`
+      (`int_from_data` for indices, `bool_from_data` for masks).
+
+    A case whose op or entry point is absent, still the protocol's stub, or
+    raises NotImplementedError counts as missing: an engine with rules for
+    a handful of ops gets a report of what it has and what it lacks. No
+    Tensor method is used; everything goes through these class methods.
 
         >>> from burnbook.backend import Autodiff, NdArray
         >>> check_autodiff(Autodiff[NdArray], families=["math"], progress=False).ok
