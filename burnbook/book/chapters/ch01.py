@@ -60,7 +60,7 @@ EXERCISES = [
     Exercise("01", 1, "Element-wise, not matrix", _elementwise,
              expects="the four numbers of `data` as a [2, 2] list, array or tensor",
              hints=("`*` multiplies matching elements; `matmul` sums products of rows and columns.",
-                    "Square each of 1, 2, 3, 4, then add 1.")),
+                    "Each entry of the result depends on one entry of x only.")),
     Exercise("01", 2, "A row times its transpose", _row_products,
              expects="a pair (row.matmul(row.transpose()) as a [1, 1] matrix, the shape of "
                      "row.transpose().matmul(row) as a list)",
