@@ -13,7 +13,7 @@ import numpy as np
 
 from burnbook.book.exercises import Exercise
 from burnbook.book.judge import AnswerError, as_array, call_reader, compare, describe
-from burnbook.data import Dataset, InMemDataset, MnistDataset, ShuffledDataset, SqliteDataset
+from burnbook.data import Dataset, MnistDataset, ShuffledDataset, SqliteDataset
 from burnbook.data.dataset.vision.mnist import MnistItem
 
 TITLE = "Dataset"
