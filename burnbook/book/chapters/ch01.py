@@ -34,7 +34,12 @@ def _row_products(answer) -> str | None:
     if problem:
         return problem
     shape = as_array(outer_shape, "the shape of row.transpose().matmul(row)")
-    return compare(shape, np.array((_ROW.T @ _ROW).shape), "the shape of row.transpose().matmul(row)", kind="int")
+    expected = np.array((_ROW.T @ _ROW).shape)
+    problem = compare(shape, expected, "the shape of row.transpose().matmul(row)", kind="int")
+    if problem and shape.shape == (2,) and not np.allclose(shape.astype(np.float64), expected):
+        return (f"the shape of row.transpose().matmul(row) is not {shape.tolist()}: "
+                "which of the two matrices' sizes does a matmul keep?")
+    return problem
 
 
 def _changed_lines(answer) -> str | None:
