@@ -353,3 +353,11 @@ def test_every_op_s_cases_catch_a_wrong_answer():
         if check_backend(wrong, ops=[op], progress=False).failed == 0:
             uncaught.append(op)
     assert uncaught == []
+
+
+def test_ops_needed_lists_what_a_family_calls():
+    from burnbook.testing import ops_needed
+
+    math_ops = ops_needed("math")
+    assert {"float_exp", "float_from_data", "float_into_data"} <= set(math_ops)
+    assert not any(op.startswith("int_") for op in math_ops)

@@ -20,8 +20,8 @@ from .case import Case, GradCase
 from .cases import CASES, iter_cases
 from .report import FAMILIES, Failure, FamilyCount, Missing, Report
 from .grad_cases import GRAD_CASES
-from .runner import Outcome, check_backend, run_case
+from .runner import Outcome, check_backend, ops_needed, run_case
 
 __all__ = ["CASES", "Case", "ENTRY_POINTS", "FAMILIES", "Failure", "FamilyCount", "GRAD_CASES",
            "GradCase", "Missing", "Outcome", "Report", "check_autodiff", "check_backend",
-           "iter_cases", "iter_grad_cases", "run_case", "run_grad_case"]
+           "iter_cases", "iter_grad_cases", "ops_needed", "run_case", "run_grad_case"]

@@ -80,6 +80,19 @@ def needed_ops(case: Case, arrays: tuple, expected: Any = None) -> list[str]:
     return list(dict.fromkeys(ops))
 
 
+def ops_needed(families: Iterable[str] | str | None = None) -> list[str]:
+    """Every protocol op the cases of `families` call (all families when
+    None), sorted: what a backend implements for all of them to be
+    attempted, besides `default_device()`."""
+    ops: set[str] = set()
+    for case in iter_cases(families):
+        arrays = case.arrays()
+        with np.errstate(all="ignore"):
+            expected = case.reference(*[a.astype(np.float64) if a.dtype.kind == "f" else a for a in arrays])
+        ops.update(needed_ops(case, arrays, expected))
+    return sorted(ops)
+
+
 def run_case(B: type, case: Case, device: Any = None) -> Outcome:
     """Run one case on backend class `B` (on `device`, default B's own) and
     say how it ended. Never raises for what the backend does."""
