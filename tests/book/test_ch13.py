@@ -56,8 +56,7 @@ def test_error_rate():
     assert "value() after batch 1" in ex[3].verdict(accuracy).message
     unweighted = numeric_metric(AccuracyInput, error_rate, weight=lambda n: 1)
     assert "weight each batch" in ex[3].verdict(unweighted).message
-    assert "afresh" not in ex[3].verdict(numeric_metric(AccuracyInput, error_rate, reset=False)).message
-    assert not ex[3].verdict(numeric_metric(AccuracyInput, error_rate, reset=False)).ok
+    assert "is the state reset" in ex[3].verdict(numeric_metric(AccuracyInput, error_rate, reset=False)).message
     assert "AccuracyInput" in ex[3].verdict(numeric_metric(object, error_rate)).message
 
 
