@@ -361,3 +361,17 @@ def test_ops_needed_lists_what_a_family_calls():
     math_ops = ops_needed("math")
     assert {"float_exp", "float_from_data", "float_into_data"} <= set(math_ops)
     assert not any(op.startswith("int_") for op in math_ops)
+
+
+def test_a_broken_default_device_fails_every_case_with_its_message():
+    class Broken(NdArray):
+        @classmethod
+        def default_device(cls):
+            raise RuntimeError("no such device")
+
+    report = check_backend(Broken, families="math", progress=False)
+    assert report.failed == len(list(iter_cases("math"))) and report.passed == 0
+    assert report.failures[0].message == "default_device() raised RuntimeError: no such device"
+    ad = check_autodiff(type("BrokenTiny", (Tiny,), {"default_device": Broken.default_device}),
+                        families="math", progress=False)
+    assert ad.failed == len(list(iter_grad_cases("math")))

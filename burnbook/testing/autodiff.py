@@ -57,14 +57,19 @@ def run_grad_case(B: type, case: GradCase, device: Any = None, dtype: Any = None
     absent = [op for op in needs if lacks(B, op)]
     if lacks(B.InnerBackend, "float_into_data"):
         absent.append(f"{getattr(B.InnerBackend, '__name__', 'InnerBackend')}.float_into_data")
+    arrays = case.arrays()
     if device is None:
-        device, has_device = default_device(B)
-        if not has_device:
+        device, problem = default_device(B)
+        if problem == "missing":
             absent = ["default_device"] + absent
+        elif problem is not None:
+            return Outcome(case, "failed", failure=Failure(
+                case.name, case.op, case.family, ", ".join(f"f64{list(a.shape)}" for a in arrays),
+                "a device", "an exception", f"default_device() {problem}"))
     if absent:
         return Outcome(case, "missing", missing=Missing(case.name, case.op, case.family, tuple(absent)))
     dtype = np.dtype(np.float64 if supports_f64(B, device) else np.float32) if dtype is None else np.dtype(dtype)
-    arrays = [a.astype(dtype) for a in case.arrays()]
+    arrays = [a.astype(dtype) for a in arrays]
     inputs = ", ".join(f"{'f64' if dtype == np.float64 else 'f32'}{list(a.shape)}" for a in arrays)
     tolerances = {} if dtype == np.float64 else _F32
     try:
@@ -141,9 +146,9 @@ def check_autodiff(B: type, *, families: Iterable[str] | str | None = None,
                         f"check Autodiff[{backend_label(B)}], or set is_autodiff = True on your engine")
     cases = list(iter_grad_cases(families, ops))
     report = Report(backend=backend_label(B), title="check_autodiff")
-    device, has_device = default_device(B)
-    if dtype is None and has_device:
+    device, problem = default_device(B)   # None when it fails: each case then says why
+    if dtype is None and problem is None:
         dtype = np.float64 if supports_f64(B, device) else np.float32
     for case in progress_bar(cases, f"check_autodiff({report.backend})", progress):
-        _record(report, run_grad_case(B, case, device if has_device else None, dtype))
+        _record(report, run_grad_case(B, case, device, dtype))
     return report

@@ -58,12 +58,16 @@ def backend_label(B: type) -> str:
     return getattr(B, "__name__", text) if text.startswith("<") else text
 
 
-def default_device(B: type) -> tuple[Any, bool]:
-    """`(device, True)`, or `(None, False)` when B has no `default_device`."""
+def default_device(B: type) -> tuple[Any, str | None]:
+    """`(device, None)`; `(None, "missing")` when B has no `default_device`
+    (NotImplementedError, as `Backend`'s own); `(None, "raised ...")` when
+    it fails otherwise."""
     try:
-        return B.default_device(), True
+        return B.default_device(), None
     except NotImplementedError:
-        return None, False
+        return None, "missing"
+    except Exception as err:   # a broken backend is reported, never raised
+        return None, f"raised {type(err).__name__}: {err}".splitlines()[0][:200]
 
 
 def needed_ops(case: Case, arrays: tuple, expected: Any = None) -> list[str]:
@@ -101,13 +105,17 @@ def run_case(B: type, case: Case, device: Any = None) -> Outcome:
         expected = case.reference(*[a.astype(np.float64) if a.dtype.kind == "f" else a for a in arrays])
     needs = needed_ops(case, arrays, expected)
     absent = [op for op in needs if lacks(B, op)]
+    inputs = ", ".join(describe(a) for a in arrays)
     if device is None:
-        device, has_device = default_device(B)
-        if not has_device:
+        device, problem = default_device(B)
+        if problem == "missing":
             absent = ["default_device"] + absent
+        elif problem is not None:
+            return Outcome(case, "failed", failure=Failure(case.name, case.op, case.family, inputs,
+                                                           "a device", "an exception",
+                                                           f"default_device() {problem}"))
     if absent:
         return Outcome(case, "missing", missing=Missing(case.name, case.op, case.family, tuple(absent)))
-    inputs = ", ".join(describe(a) for a in arrays)
     try:
         with np.errstate(all="ignore"):   # overflow to inf is part of what the cases check
             prims = [_to_backend(B, a, device) for a in arrays]
@@ -193,10 +201,9 @@ def check_backend(B: type, *, families: Iterable[str] | str | None = None,
         raise TypeError(f"check_backend takes a backend class (NdArray, Autodiff[NdArray]...), got {B!r}")
     cases = list(iter_cases(families, ops))
     report = Report(backend=backend_label(B), title="check_backend")
-    device, has_device = default_device(B)
+    device, _ = default_device(B)   # None when it fails: each case then says why
     for case in progress_bar(cases, f"check_backend({report.backend})", progress):
-        outcome = run_case(B, case, device) if has_device else run_case(B, case)
-        _record(report, outcome)
+        _record(report, run_case(B, case, device))
     return report
 
 
