@@ -26,7 +26,9 @@ def describe(a: Any) -> str:
 def values(a: np.ndarray) -> str:
     """An array's values when small (`[1.0, 2.5]`), else its dtype and shape."""
     if a.size <= _WRITTEN_OUT:
-        return np.array2string(a, precision=6, separator=", ").replace("\n", "")
+        text = np.array2string(a, separator=", ", formatter={
+            "float_kind": lambda v: f"{v:.7g}", "int": str, "bool": str})
+        return text.replace("\n", "")
     return describe(a)
 
 

@@ -22,6 +22,19 @@ def _copy_kept(B, kind, p):
     return p
 
 
+def _copied_in(B, kind, device):
+    """from_data, then overwrite the caller's array: the primitive keeps the old values."""
+    array = _REFERENCE[kind].copy()
+    p = getattr(B, f"{kind}_from_data")(array, device)
+    array[...] = ~array if kind == "bool" else array + 7
+    return p
+
+
+_REFERENCE = {"float": np.array([[0.5, -1.0, 2.0], [3.0, 0.0, -4.5]], np.float32),
+              "int": np.array([[1, -2, 3], [0, 5, -6]], np.int64),
+              "bool": np.array([[True, False, True], [False, False, True]])}
+
+
 def _random_check(B, device, dist, lo, hi, mean, tol):
     """'ok', or what is wrong with 4000 samples of `dist` (range, mean)."""
     a = np.asarray(B.float_into_data(B.float_random((4000,), dist, device)))
@@ -45,6 +58,9 @@ for _kind, _make in _MAKE.items():
              (lambda m: lambda rng: (m(rng, (2, 3)),))(_make),
              (lambda k: lambda B, d, x: _copy_kept(B, k, x))(_kind), lambda x: x,
              note="the array into_data returns is the caller's: writing to it changes nothing"),
+        Case(f"{_kind}_from_data[copy]", F, f"{_kind}_from_data", fixed(),
+             (lambda k: lambda B, d: _copied_in(B, k, d))(_kind), (lambda k: lambda: _REFERENCE[k])(_kind),
+             note="from_data keeps its own copy: the caller may overwrite the array afterwards"),
         Case(f"{_kind}_shape[2x3x4]", F, f"{_kind}_shape", (lambda m: lambda rng: (m(rng, (2, 3, 4)),))(_make),
              (lambda k: lambda B, d, x: getattr(B, f"{k}_shape")(x))(_kind), lambda x: (2, 3, 4)),
         Case(f"{_kind}_device", F, f"{_kind}_device", (lambda m: lambda rng: (m(rng, (3,)),))(_make),
