@@ -211,39 +211,59 @@ def single_thread(base: Framework) -> Framework:
     thread around each of its runs (outside the timer) and restored after.
     Only in the cases that name it (the MLP cases): on a busy 2-core machine a
     2-thread BLAS call can stall for whole scheduler ticks, and these rows
-    show the same step without that."""
+    show the same step without that. A Taichi backend's own kernels run
+    serially on the calling thread too (`SETTINGS.serial_below` raised past
+    any launch's size: every kernel takes its `serial` path), since Taichi's
+    thread pool is fixed when it starts."""
     from . import machine
 
-    # Taichi's thread pool is fixed when it starts: only its BLAS calls go to one thread.
-    one = "BLAS on 1 thread" if base.key in TAICHI_KEYS else "1 thread"
+    one = "1 thread"
     label = base.label[:-1] + f", {one})" if base.label.endswith(")") else base.label + f" ({one})"
     fw = replace(base, key=base.key + "_1t", label=label, families=(), threads=1 if base.threads else None)
     if not base.available:
         return fw
     saved: list = []
 
+    taichi = base.key in TAICHI_KEYS
+
     def enter():
         torch = sys.modules.get("torch")
-        saved.append((machine.blas_threads(), torch.get_num_threads() if torch else None))
+        serial = _taichi_serial(None) if taichi else None
+        saved.append((machine.blas_threads(), torch.get_num_threads() if torch else None, serial))
         machine.set_blas_threads(1)
         if torch:
             torch.set_num_threads(1)
 
     def leave():
-        blas, tt = saved.pop() if saved else (None, None)
+        blas, tt, serial = saved.pop() if saved else (None, None, None)
         if blas:
             machine.set_blas_threads(blas)
         torch = sys.modules.get("torch")
         if torch and tt:
             torch.set_num_threads(tt)
+        if serial is not None:
+            _taichi_serial(serial)
 
     fw.enter, fw.exit = enter, leave
     fw.note = "NumPy's BLAS and PyTorch set to 1 thread around its runs; MLP, CNN and transformer cases only"
-    if base.key in TAICHI_KEYS:
-        fw.note += " (Taichi's kernels keep their threads)"
+    if taichi:
+        fw.note += " (and Taichi's kernels run serially on the calling thread)"
     if base.key == "onnxruntime":
         fw.note = "intra_op_num_threads = 1; zoo cases only"
     return fw
+
+
+_SERIAL_ALWAYS = 1 << 62   # past any launch's element count
+
+
+def _taichi_serial(value: int | None) -> int:
+    """Set Taichi's `SETTINGS.serial_below` (None: every launch serial);
+    returns the previous value."""
+    from burnbook.backend.taichi import SETTINGS
+
+    old = SETTINGS.serial_below
+    SETTINGS.serial_below = _SERIAL_ALWAYS if value is None else value
+    return old
 
 
 def discover(keys: tuple | None = None, threads: int | None = None) -> list:

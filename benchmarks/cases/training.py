@@ -74,9 +74,9 @@ INTRO = (
 # Images/s (the CNN case's unit): one call's work is its number of images.
 UNIT_SCALE.setdefault("images/s", 1.0)
 
-# autodiff_fusion_1t: its BLAS matmuls on one thread (Taichi's own kernels keep
-# their threads), beside the bar's default-thread row, to show what a stalled
-# 2-thread BLAS call costs it on a busy machine.
+# autodiff_fusion_1t: its BLAS matmuls on one thread and Taichi's kernels run
+# serially (frameworks.single_thread), beside the bar's default-thread row, to show
+# what stalled 2-thread calls cost it on a busy machine.
 CNN_FRAMEWORKS = ("autodiff", "autodiff_taichi", "autodiff_fusion", "torch", "autodiff_1t", "autodiff_fusion_1t",
                   "torch_1t")
 LOADER_FRAMEWORKS = ("ndarray",)

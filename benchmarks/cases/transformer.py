@@ -29,9 +29,9 @@ weights, so every framework runs the same model.
 
 Threads: `torch` uses all cores and `torch_1t` one; `autodiff` (NdArray) uses
 NumPy's OpenBLAS on all cores and `autodiff_1t` on one; `autodiff_fusion`
-and `autodiff_fusion_1t` are Autodiff[Fusion[Taichi]] with its BLAS matmuls
-on all cores / on one, while Taichi's own kernels keep the thread pool fixed
-when Taichi starts (`frameworks.single_thread`).
+and `autodiff_fusion_1t` are Autodiff[Fusion[Taichi]] with its BLAS matmuls and
+Taichi's kernels on all cores / with BLAS on one thread and every Taichi
+kernel run serially on the calling thread (`frameworks.single_thread`).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ INTRO = (
     "linear head, cross-entropy on every position, AdamW), from the same seeded weights and batch on "
     "every framework; the size reads `d{d_model}-h{heads}-l{layers}-s{seq}-b{batch}`; time per step, "
     "lower is better. `(1 thread)` rows: NumPy's BLAS and PyTorch on one thread for that framework's runs "
-    "(Taichi's own kernels keep their threads). The check compares the untrained model's logits with a "
+    "(and Taichi's kernels run serially). The check compares the untrained model's logits with a "
     "NumPy forward pass."
 )
 
