@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from burnbook import Int, Tensor
+from burnbook import Tensor
 from burnbook.backend import NdArray
 from burnbook.book.exercises import Exercise
 from burnbook.book.judge import AnswerError, as_array, call_reader, compare, compare_function, describe
