@@ -24,7 +24,8 @@ def _names(report_items):
 
 
 def _case_names(op):
-    return sorted(c.name for c in CASES if c.op == op)
+    """The names of `op`'s cases that hold elements (a wrong value cannot show in an empty tensor)."""
+    return sorted(c.name for c in CASES if c.op == op and all(a.size for a in c.arrays()))
 
 
 # -- the project's own backends pass ---------------------------------------------------------
@@ -156,7 +157,7 @@ class Half(Backend):
 
 def test_a_half_written_backend_passes_what_it_has():
     report = check_backend(Half, families=["math"], progress=False)
-    exp_cases = _case_names("float_exp")
+    exp_cases = [c for c in CASES if c.op == "float_exp"]
     assert report.passed == len(exp_cases)
     assert report.failed_ops == ["float_sin"]
     assert all("raised RuntimeError: the kernel crashed" in f.message for f in report.failures)

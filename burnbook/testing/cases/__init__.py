@@ -12,6 +12,7 @@
 - layout.py      reshape, swap_dims, permute, expand, slice, slice_assign, cat
 - int.py, bool.py  the Int and Bool ops (layout and indexing reuse the float builders)
 - module.py      conv, transposed conv, pooling, embedding (family "module")
+- empty.py       tensors with no elements, in several families
 """
 
 from __future__ import annotations
@@ -20,13 +21,13 @@ from typing import Iterable, Iterator
 
 from ..case import Case
 from ..report import FAMILIES
-from . import arithmetic, bool as bool_cases, comparison, creation, indexing, int as int_cases
+from . import arithmetic, bool as bool_cases, comparison, creation, empty, indexing, int as int_cases
 from . import layout, linalg, math, module, reductions
 
 CASES: tuple[Case, ...] = tuple(
     creation.CASES + arithmetic.CASES + linalg.CASES + math.CASES + comparison.CASES
     + reductions.CASES + indexing.CASES + layout.CASES + int_cases.CASES + bool_cases.CASES
-    + module.CASES)
+    + module.CASES + empty.CASES)
 
 
 def _unique(cases: tuple) -> None:
