@@ -8,12 +8,23 @@ x_k = k/2048 of [0, 4], erf(x_k) and the Taylor terms of orders 1 to 3
 summed by Horner in d = x - x_k, |d| <= 1/4096. The relative error is below
 4e-15 (the order-4 term, d^4 erf''''/24), so rounding to f32 gives libm's
 result except where the f64 value lies within 1e-12 (relative) of a rounding
-boundary; those elements (about one in 30 000, and NaN) are recomputed with
-`math.erf`. Past |x| = 4 erf(x) rounds to +-1 in f32, which the table's last
-point already gives. It makes a large GELU (0.5 x (1 + erf(x / sqrt 2)))
-cheap on NdArray: 99 us instead of 254 at 8704 elements, and exact where the
-Chebyshev fit it replaced was within 1.2e-7. Below ~6k elements SciPy's erf,
-one ufunc call, is faster (`_ERF_SCIPY_BELOW`).
+boundary; those elements (about one in 30 000, and NaN, +-inf) are recomputed
+with `math.erf`. Past |x| = 4 erf(x) rounds to +-1 in f32, which the table's
+last point already gives. It makes a large GELU (0.5 x (1 + erf(x / sqrt 2)))
+cheap on NdArray, and exact where the Chebyshev fit it replaced was within
+1.2e-7. Below ~6k elements SciPy's erf, one ufunc call, is faster
+(`_ERF_SCIPY_BELOW`).
+
+Why it is laid out so (issue 34: a GPT step's GELU erfs were a quarter of
+its NdArray time): the array is walked in blocks of `_BLOCK` elements, whose
+buffers, reused from block to block, stay in the L2 cache (a pass over a
+whole 1M-element f64 temporary goes to memory); the grid index and d are
+found in f32, where 2048 |x|, its rounding and the difference are exact, at
+half the bytes; the four coefficient columns are gathered as two complex128
+tables, (erf, erf') and (order 2, order 3), two gathers instead of four,
+the gathers being the costliest passes; the sign goes onto the f32 result.
+1M floats: ~11-13 ms where whole-array passes took ~21-26 ms (interleaved
+medians on the shared 2-core VM, others running).
 """
 
 from __future__ import annotations
@@ -42,29 +53,73 @@ def _table() -> list[np.ndarray]:
     return _columns
 
 
+_BLOCK = 16384            # elements per block: a block's buffers (~0.5 MiB) stay in L2
+_pairs: list[np.ndarray] = []
+
+
+def _pair_tables() -> list[np.ndarray]:
+    """The coefficients for Horner in the grid-scaled d' = 2048 |x| - k
+    (order n scaled by 2048^-n), packed two to a complex128: (erf, erf') and
+    (order 2, order 3), so that one gather fetches two of them."""
+    if not _pairs:
+        c0, c1, c2, c3 = _table()
+        h = 1.0 / _STEPS
+        _pairs.extend([c0 + 1j * (c1 * h), (c2 * h * h) + 1j * (c3 * h ** 3)])
+    return _pairs
+
+
 def erf_f32(x: np.ndarray) -> np.ndarray:
     """erf of an f32 array, equal to `math.erf` of each element rounded to f32."""
-    c0, c1, c2, c3 = _table()
-    x64 = x.astype(np.float64)
-    a = np.minimum(np.abs(x64), _TOP)   # NaN stays NaN, and so does the result
-    k = np.rint(a * _STEPS)
-    d = a - k * (1.0 / _STEPS)
-    index = np.fmax(k, 0.0).astype(np.intp)  # fmax turns a NaN index into 0 (its d is NaN)
-    y = c3.take(index)
-    y *= d
-    y += c2.take(index)
-    y *= d
-    y += c1.take(index)
-    y *= d
-    y += c0.take(index)
-    np.copysign(y, x64, out=y)
-    out = y.astype(np.float32)
-    # where y's error could straddle an f32 rounding boundary (NaN included), ask libm
-    lo, hi = (y * (1.0 - _AMBIGUOUS)).astype(np.float32), (y * (1.0 + _AMBIGUOUS)).astype(np.float32)
-    doubt = np.not_equal(lo, hi)
-    if doubt.any():
-        out[doubt] = [math.erf(v) for v in x64[doubt].tolist()]
-    return out
+    low, high = _pair_tables()
+    flat = np.ascontiguousarray(x).reshape(-1)
+    n = flat.size
+    out = np.empty(n, np.float32)
+    m = min(_BLOCK, n)
+    s, k = np.empty(m, np.float32), np.empty(m, np.float32)
+    index = np.empty(m, np.intp)
+    d, y, t = np.empty(m, np.float64), np.empty(m, np.float64), np.empty(m, np.float64)
+    lo, hi = np.empty(m, np.float32), np.empty(m, np.float32)
+    pair = np.empty(m, np.complex128)
+    doubt = np.empty(m, bool)
+    redo = []
+    with np.errstate(invalid="ignore"):   # NaN and +-inf give a clipped index; `doubt` catches them
+        for start in range(0, n, _BLOCK):
+            stop = min(start + _BLOCK, n)
+            if stop - start != m:   # the last, shorter block
+                m = stop - start
+                s, k, index, d, y, t, lo, hi, pair, doubt = (
+                    a[:m] for a in (s, k, index, d, y, t, lo, hi, pair, doubt))
+            xs = flat[start:stop]
+            np.abs(xs, out=s)
+            np.minimum(s, np.float32(_TOP), out=s)     # NaN stays NaN
+            np.multiply(s, np.float32(_STEPS), out=s)  # exact in f32
+            np.rint(s, out=k)
+            np.subtract(s, k, out=s)                   # d' = 2048 |x| - k, exact, |d'| <= 1/2
+            index[...] = k                             # NaN casts out of range: clipped below, y is NaN
+            d[...] = s
+            np.take(high, index, out=pair, mode="clip")
+            np.multiply(pair.imag, d, out=y)
+            np.add(y, pair.real, out=y)
+            np.multiply(y, d, out=y)
+            np.take(low, index, out=pair, mode="clip")
+            np.add(y, pair.imag, out=y)
+            np.multiply(y, d, out=y)
+            np.add(y, pair.real, out=y)
+            o = out[start:stop]
+            o[...] = y
+            np.copysign(o, xs, out=o)
+            # where y's error could straddle an f32 rounding boundary (NaN included), ask libm
+            np.multiply(y, 1.0 - _AMBIGUOUS, out=t)
+            lo[...] = t
+            np.multiply(y, 1.0 + _AMBIGUOUS, out=t)
+            hi[...] = t
+            np.not_equal(lo, hi, out=doubt)
+            if doubt.any():
+                redo.append(np.flatnonzero(doubt) + start)
+    if redo:
+        where = np.concatenate(redo)
+        out[where] = [math.erf(v) for v in flat[where].astype(np.float64).tolist()]
+    return out.reshape(x.shape)
 
 
 # Below this many elements erf is libm's `math.erf` per element, exact in f64
