@@ -19,6 +19,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from burnbook.backend import Autodiff, NdArray
+from burnbook.backend.base import FLOAT_OPS
 from burnbook.book.exercises import Exercise
 from burnbook.book.judge import AnswerError, as_array, call_reader, compare, describe
 from burnbook.book.tiny_autodiff import ELEMENTWISE_OPS, EXTRA_OPS, SHAPE_OPS, Var
@@ -187,6 +188,46 @@ def _vjp(op: str, arrays: tuple, args: tuple, g: np.ndarray) -> list:
     return [np.asarray(A.float_grad(p, grads)) for p in ps]
 
 
+class OpaquePrimitive:
+    """An opaque primitive: only the backend's own ops can open it, so a rule
+    that computes with NumPy (`g * xs[1]`) instead of B's ops shows itself."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.array = array
+
+    def __repr__(self) -> str:
+        return f"<a primitive of shape {list(self.array.shape)}>"
+
+
+def _boxed(fn):
+    def unbox(a):
+        return a.array if isinstance(a, OpaquePrimitive) else [unbox(x) for x in a] if isinstance(a, list) else a
+
+    def op(*args):
+        out = fn(*[unbox(a) for a in args])
+        return OpaquePrimitive(out) if isinstance(out, np.ndarray) and out.dtype.kind == "f" else out
+    return staticmethod(op)
+
+
+# NdArray with every Float op behind the opaque box (Int and Bool results stay arrays)
+_Opaque = type("Opaque", (NdArray,), {name: _boxed(getattr(NdArray, name)) for name in FLOAT_OPS
+                                      if name not in ("float_into_data",)})
+
+
+def _through_the_protocol(op: str, rule, arrays: tuple, args: tuple, g: np.ndarray, on: str) -> str | None:
+    """Run `rule` on opaque primitives: None when it used only B's ops."""
+    xs = tuple(OpaquePrimitive(a.copy()) for a in arrays)
+    out = OpaquePrimitive(np.asarray(getattr(NdArray, op)(*arrays, *args)))
+    got = call_reader(rule, _Opaque, OpaquePrimitive(g.copy()), xs, out, args, what=f"your {op} rule",
+                      on=f"{on}, given B's primitives rather than NumPy arrays")
+    if not isinstance(got, (tuple, list)) or not all(isinstance(x, OpaquePrimitive) for x in got):
+        return (f"your {op} rule returns {describe(got)} when B's primitives are not NumPy arrays: "
+                "write it with B's ops (B.float_mul, B.float_neg...) so it runs on any backend")
+    return None
+
+
 def _rules(answer, ops: tuple) -> str | None:
     if not isinstance(answer, Mapping):
         raise AnswerError(f"your answer is {describe(answer)}; pass the dict RULES, {{op name: rule}}")
@@ -213,6 +254,13 @@ def _rules(answer, ops: tuple) -> str | None:
                 problem = compare(mine, right, f"{which} of your {op} rule {on}", rtol=1e-4, atol=1e-5)
                 if problem:
                     return problem
+            try:
+                problem = _through_the_protocol(op, rule, arrays, args, g, on)
+            except AnswerError as err:
+                problem = (f"{err}. The rule computes with NumPy where it should call B's ops "
+                           "(B.float_mul, B.float_neg...), which run on any backend")
+            if problem:
+                return problem
     return None
 
 
