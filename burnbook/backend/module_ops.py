@@ -31,7 +31,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import module_layers
+from . import attention_ops, module_layers
 from .module_options import (  # re-exported: `burnbook.backend.module_ops.ConvOptions` is the old path
     ConvOptions, ConvTransposeOptions, _tuple, adaptive_bins, conv_output_size, conv_transpose_output_size,
     is_int, pool_output_size,
@@ -367,6 +367,15 @@ class ModuleOps:
     layer_norm = classmethod(module_layers.layer_norm)
     gelu = classmethod(module_layers.gelu)
     hard_sigmoid = classmethod(module_layers.hard_sigmoid)
+
+    # -- scaled dot-product attention (`attention_ops.py`): `attention(q [b, h, sq, dk],
+    # k [b, h, sk, dk], v [b, h, sk, dv], mask Bool [b, 1|h, sq, sk] | None, scale, fill)
+    # -> [b, h, sq, dv]`; `attention_with_weights` also returns the softmax weights, and
+    # `attention_backward(q, k, v, weights, grad, mask, scale) -> (dq, dk, dv)`, the helper
+    # its autodiff rule calls.
+    attention = classmethod(attention_ops.attention)
+    attention_with_weights = classmethod(attention_ops.attention_with_weights)
+    attention_backward = classmethod(attention_ops.attention_backward)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -24,13 +24,13 @@ from burnbook.backend.module_ops import (
     pool_output_size,
 )
 from .core import TensorBase
-from .kind import Float, Int
+from .kind import Bool, Float, Int
 
 __all__ = [
     "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d",
     "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d", "avg_pool2d",
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "embedding", "lstm", "gru",
-    "layer_norm",
+    "layer_norm", "attention",
 ]
 
 _LAYOUT = {3: "[batch, channels, length]", 4: "[batch, channels, height, width]"}
@@ -360,3 +360,29 @@ def layer_norm(x, gamma, beta, epsilon: float = 1e-5):
             raise ValueError(f"layer_norm: x {x.dims()} has {d} features in its last dim, but {name} "
                              f"is {t.dims()}")
     return x._like(x._B.layer_norm(x._p, gamma._p, beta._p, float(epsilon)))
+
+
+def attention(q, k, v, mask=None, scale: float | None = None, fill: float = -1.0e4):
+    """Scaled dot-product attention as one backend op (`ModuleOps.attention`,
+    with its own backward): softmax(q k^T * scale, where `mask` is True set
+    to `fill`) @ v over `q [batch, heads, seq_q, d_k]`, `k [batch, heads,
+    seq_k, d_k]`, `v [batch, heads, seq_k, d_v]` -> `[batch, heads, seq_q,
+    d_v]`. `mask`: Bool `[batch, 1 or heads, seq_q, seq_k]` or None; `scale`
+    defaults to 1/sqrt(d_k); `fill` is Burn's `min_float` (finite, so a fully
+    masked row gives uniform weights, not NaN)."""
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        _check("attention", t, 4, name)
+    _same_backend("attention", q, k, v)
+    (b, h, sq, dk), (bk, hk, sk, dkk), (bv, hv, skv, _) = q.dims(), k.dims(), v.dims()
+    if (bk, hk, dkk) != (b, h, dk) or (bv, hv, skv) != (b, h, sk):
+        raise ValueError(f"attention: q {q.dims()}, k {k.dims()} and v {v.dims()} do not fit: k must be "
+                         f"[{b}, {h}, seq_k, {dk}] and v [{b}, {h}, seq_k, d_v] with k's seq_k")
+    mp = None
+    if mask is not None:
+        _check("attention", mask, 4, "mask", Bool)
+        mb, mh, msq, msk = mask.dims()
+        if (mb, msq, msk) != (b, sq, sk) or mh not in (1, h):
+            raise ValueError(f"attention: mask {mask.dims()} must be [{b}, 1 or {h}, {sq}, {sk}]")
+        mp = mask._p
+    scale = 1.0 / dk ** 0.5 if scale is None else float(scale)
+    return q._like(q._B.attention(q._p, k._p, v._p, mp, scale, float(fill)))

@@ -183,5 +183,10 @@ _add("max_pool1d[2x2x7,k2,s2,p1]", _M, "max_pool1d", _one(_distinct, (2, 2, 7)),
      lambda B, x: B.max_pool1d(x, (2,), (2,), (1,), (1,), False))
 _add("max_pool1d_with_indices[2x2x6,k3,s1]", _M, "max_pool1d_with_indices", _one(_distinct, (2, 2, 6)),
      lambda B, x: B.max_pool1d_with_indices(x, (3,), (1,), (0,), (1,), False)[0])
+_CAUSAL = np.triu(np.ones((3, 3), bool), k=1)[None, None]
+_add("attention[2x2x3x4,causal]", _M, "attention",
+     lambda rng: (_u()(rng, (2, 2, 3, 4)), _u()(rng, (2, 2, 3, 4)), _u()(rng, (2, 2, 3, 5))),
+     lambda B, q, k, v: B.attention(q, k, v, B.bool_expand(_bool(B, _CAUSAL), (2, 1, 3, 3)), 0.5, -1.0e4),
+     uses=("bool_from_data", "bool_expand"))
 _add("float_cast[2x3,round trip]", "creation", "float_cast", _one(_u(), (2, 3)),
      lambda B, x: B.float_cast(B.float_cast(x, np.float64), B.float_dtype(x)))

@@ -9,7 +9,7 @@ from the op's row, so a new op is one decorated rule in a family file and one
 line in autodiff/backend.py.
 """
 
-from . import arithmetic, index, layout, linalg, module, reduce, unary  # noqa: F401  (they fill TABLE)
+from . import arithmetic, attention, index, layout, linalg, module, reduce, unary  # noqa: F401  (they fill TABLE)
 from .table import TABLE, OpSpec, unbroadcast, zeros
 
 __all__ = ["TABLE", "OpSpec", "unbroadcast", "zeros"]

@@ -23,6 +23,7 @@ from typing import Any
 from burnbook.kernels.elementwise import BinaryOp, UnaryOp
 from burnbook.kernels.reduce import Reduce
 
+from .. import attention_ops
 from ..decorator import Decorator
 from ..taichi.runtime import BOOL
 from . import executor
@@ -153,6 +154,8 @@ class Fusion(Decorator):
     adaptive_avg_pool1d = adaptive_avg_pool2d = adaptive_avg_pool2d_backward = passed_through
     max_pool1d = max_pool1d_with_indices = max_pool2d = max_pool2d_with_indices = passed_through
     max_pool2d_with_indices_backward = embedding = embedding_backward = passed_through
+    # attention: the protocol's composite on Fusion's own ops, so its element-wise steps are recorded and fused
+    attention = classmethod(attention_ops.attention)
 
     @classmethod
     def sync(cls, device: Any = None) -> None:

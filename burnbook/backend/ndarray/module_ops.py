@@ -27,7 +27,7 @@ import numpy as np
 
 from ..module_ops import ModuleOps
 from ..module_options import conv_output_size, pool_output_size
-from . import layers
+from . import attention as sdpa, layers
 from .depthwise import (
     _CHANNELS_LAST_PLANE, _depthwise_conv, _depthwise_conv_channels_last, _depthwise_transpose,
     _depthwise_weight_grad,
@@ -46,6 +46,9 @@ class NdArrayModuleOps(ModuleOps):
     layer_norm = classmethod(layers.layer_norm)
     gelu = classmethod(layers.gelu)    # x * Phi(x) in two NumPy calls
     hard_sigmoid = classmethod(layers.hard_sigmoid)
+    attention = classmethod(sdpa.attention)   # scores, mask, softmax in place on one array (attention.py)
+    attention_with_weights = classmethod(sdpa.attention_with_weights)
+    attention_backward = classmethod(sdpa.attention_backward)
 
     @classmethod
     def conv1d(cls, x, weight, bias, options):

@@ -130,6 +130,22 @@ def _embedding_case(n, d, idx_shape):
                 lambda B, dev, w, i: B.embedding(w, i), lambda w, i: w[i])
 
 
+def _attention_reference(q, k, v, mask, scale):
+    s = np.where(mask, -1.0e4, q.astype(np.float64) @ np.swapaxes(k, -1, -2) * scale)
+    w = np.exp(s - s.max(-1, keepdims=True))
+    w /= w.sum(-1, keepdims=True)
+    return w @ v
+
+
+def _attention_case(b, h, sq, sk, dk, dv):
+    shapes = ((b, h, sq, dk), (b, h, sk, dk), (b, h, sk, dv))
+    scale = 1.0 / np.sqrt(dk)
+    return Case(f"attention[{_t(shapes[0])},{sk},{dv},masked]", F, "attention",
+                lambda rng: tuple(uniform(rng, s) for s in shapes) + (rng.random((b, 1, sq, sk)) < 0.3,),
+                lambda B, dev, q, k, v, m: B.attention(q, k, v, m, scale, -1.0e4),
+                lambda q, k, v, m: _attention_reference(q, k, v, m, scale), rtol=1e-4, atol=1e-5)
+
+
 CASES: list[Case] = [
     _conv2d_case((2, 3, 5, 5), (4, 3, 3, 3), True),
     _conv2d_case((1, 2, 6, 5), (3, 2, 3, 2), False, stride=2, padding=1),
@@ -153,4 +169,6 @@ CASES: list[Case] = [
     *_adaptive_cases((1, 2, 4, 6), (4, 6), (1, 3, 5), 1),
     _embedding_case(10, 4, (2, 3)),
     _embedding_case(5, 3, (1, 6)),
+    _attention_case(2, 3, 4, 5, 6, 2),
+    _attention_case(1, 2, 3, 3, 4, 4),
 ]

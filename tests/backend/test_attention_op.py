@@ -1,0 +1,109 @@
+"""Scaled dot-product attention as one backend op (`F.attention`,
+`ModuleOps.attention`, its rule in autodiff/ops/attention.py): forward and
+gradients equal PyTorch's (scores, `masked_fill` with -1e4, softmax, value
+product) on NdArray, Taichi and Fusion[Taichi], plain and under Autodiff;
+a fully masked row gives uniform weights and no gradient to its scores; and a
+second derivative through it equals the one through the primitives."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from burnbook import Bool, Tensor
+from burnbook.backend import Autodiff, NdArray
+from burnbook.tensor import module as F
+
+torch = pytest.importorskip("torch")
+
+
+def _backends():
+    out = [NdArray]
+    try:
+        from burnbook.backend import Fusion, Taichi
+
+        out += [Taichi, Fusion[Taichi]]
+    except ImportError:  # pragma: no cover - Taichi missing
+        pass
+    return out
+
+
+def _inputs(seed=0, b=2, h=3, sq=5, sk=5, dk=4, dv=6):
+    rng = np.random.default_rng(seed)
+    q, k, v = (rng.standard_normal(s).astype(np.float32) for s in ((b, h, sq, dk), (b, h, sk, dk), (b, h, sk, dv)))
+    mask = np.broadcast_to(np.triu(np.ones((sq, sk), bool), k=1), (b, 1, sq, sk)).copy()
+    mask[-1, 0, sq - 1, :] = True   # a fully masked row
+    g = rng.standard_normal((b, h, sq, dv)).astype(np.float32)
+    return q, k, v, mask, g
+
+
+def _torch_reference(q, k, v, mask, g, scale):
+    tq, tk, tv = (torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in (q, k, v))
+    s = (tq @ tk.transpose(-1, -2) * scale).masked_fill(torch.from_numpy(mask), -1.0e4)
+    out = torch.softmax(s, -1) @ tv
+    out.backward(torch.from_numpy(g).double())
+    return out.detach().numpy(), [t.grad.numpy() for t in (tq, tk, tv)]
+
+
+@pytest.mark.parametrize("inner", _backends(), ids=lambda B: repr(B))
+def test_forward_and_gradients_equal_pytorch(inner):
+    q, k, v, mask, g = _inputs()
+    scale = 0.5
+    want, grads = _torch_reference(q, k, v, mask, g, scale)
+    plain = F.attention(*(Tensor[inner, 4].from_data(a) for a in (q, k, v)), Tensor[inner, 4, Bool].from_data(mask),
+                        scale=scale)
+    np.testing.assert_allclose(plain.to_numpy(), want, rtol=1e-5, atol=1e-5)
+    B = Autodiff[inner]
+    tq, tk, tv = (Tensor[B, 4].from_data(a).require_grad() for a in (q, k, v))
+    out = F.attention(tq, tk, tv, Tensor[B, 4, Bool].from_data(mask), scale=scale)
+    np.testing.assert_allclose(out.to_numpy(), want, rtol=1e-5, atol=1e-5)
+    got = (out * Tensor[B, 4].from_data(g)).sum().backward()
+    for t, ref, name in zip((tq, tk, tv), grads, "qkv"):
+        np.testing.assert_allclose(t.grad(got).to_numpy(), ref, rtol=1e-4, atol=1e-5, err_msg=f"d{name}")
+
+
+def test_a_fully_masked_row_is_uniform_and_passes_no_gradient_to_its_scores():
+    q, k, v, mask, g = _inputs()
+    B = Autodiff[NdArray]
+    tq = Tensor[B, 4].from_data(q).require_grad()
+    out = F.attention(tq, Tensor[B, 4].from_data(k), Tensor[B, 4].from_data(v), Tensor[B, 4, Bool].from_data(mask))
+    np.testing.assert_allclose(out.to_numpy()[1, :, 4], np.broadcast_to(v[1].mean(1), (3, 6)), rtol=1e-5, atol=1e-6)
+    dq = tq.grad((out * Tensor[B, 4].from_data(g)).sum().backward()).to_numpy()
+    assert np.all(dq[1, 0, 4] == 0.0)   # every score of that row is the constant fill
+
+
+def test_no_mask_default_scale_and_different_lengths():
+    q, k, v, _, _ = _inputs(seed=1, sq=3, sk=7)
+    g = np.ones((2, 3, 3, 6), np.float32)
+    want, _ = _torch_reference(q, k, v, np.zeros((2, 1, 3, 7), bool), g, 1 / np.sqrt(4))
+    got = F.attention(*(Tensor[NdArray, 4].from_data(a) for a in (q, k, v)))
+    np.testing.assert_allclose(got.to_numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_second_derivative_equals_the_primitives():
+    """d/dq of sum(grad_q(attention)^2) through the op (create_graph) and
+    through the composite of primitives agree."""
+    from burnbook.backend import attention_ops
+
+    q, k, v, mask, g = _inputs(seed=2, b=1, h=2, sq=3, sk=3, dk=2, dv=2)
+    B = Autodiff[NdArray]
+    results = []
+    for fused in (True, False):
+        tq, tk, tv = (Tensor[B, 4].from_data(a).require_grad() for a in (q, k, v))
+        m = Tensor[B, 4, Bool].from_data(mask)
+        if fused:
+            out = F.attention(tq, tk, tv, m, scale=0.7)
+        else:
+            out = tq._like(attention_ops.attention(B, tq._p, tk._p, tv._p, m._p, 0.7, -1.0e4))
+        first = (out * Tensor[B, 4].from_data(g)).sum().backward(create_graph=True)
+        second = (tq.grad(first) ** 2).sum().backward()
+        results.append(tk.grad(second).to_numpy())
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-4, atol=1e-6)
+
+
+def test_shapes_are_checked():
+    q = Tensor[NdArray, 4].from_data(np.zeros((1, 2, 3, 4), np.float32))
+    with pytest.raises(ValueError, match="do not fit"):
+        F.attention(q, Tensor[NdArray, 4].from_data(np.zeros((1, 2, 3, 5), np.float32)), q)
+    with pytest.raises(ValueError, match="mask"):
+        F.attention(q, q, q, Tensor[NdArray, 4, Bool].from_data(np.zeros((1, 2, 3, 2), bool)))
