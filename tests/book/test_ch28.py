@@ -5,6 +5,8 @@ element type, a wrong module op, a class that is not a backend."""
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 
@@ -65,7 +67,7 @@ def test_a_wrong_op_fails_by_name():
     assert ex[1].verdict(WrongExp).ok and ex[2].verdict(FlooringDiv).ok   # other families are unaffected
 
 
-def test_the_guide_check_catches_a_wrong_module_op_and_a_wrong_primitive():
+def test_the_conv2d_check_catches_a_wrong_module_op_and_a_wrong_primitive():
     class WrongConv(NdArray):
         @staticmethod
         def conv2d(x, weight, bias, options):
@@ -76,6 +78,13 @@ def test_the_guide_check_catches_a_wrong_module_op_and_a_wrong_primitive():
                                     b.shape[-1] else np.matmul(a, b) * 1.5)
     assert "module cases fail, on conv2d" in ex[6].verdict(WrongConv).message
     assert "step 2 does not pass yet" in ex[6].verdict(WrongMatmul).message
+
+
+def test_a_backend_on_the_default_conv2d_has_no_conv2d_of_its_own():
+    class DefaultConv(NdArray):
+        conv2d = inspect.getattr_static(Backend, "conv2d")   # the protocol's default, made of primitives
+    assert "DefaultConv has no conv2d of its own" in ex[6].verdict(DefaultConv).message
+    assert ex[5].verdict(DefaultConv).ok
 
 
 def test_a_class_that_is_not_a_backend_is_named():

@@ -4,11 +4,14 @@ Each step's check runs the conformance suite's families for that step on
 the reader's backend class (`burnbook.testing.check_backend`) and reports
 by op name: the ops still missing (absent, the protocol's stub, or still
 raising NotImplementedError) and the first failing case. The last check
-runs the guide model (chapter 04's CNN) on the reader's backend and on
-`Autodiff[...]` of it, against the same model on NdArray.
+takes the reader's own conv2d: the module cases, then the guide model
+(chapter 04's CNN) on the reader's backend and on `Autodiff[...]` of it,
+against the same model on NdArray.
 """
 
 from __future__ import annotations
+
+import inspect
 
 import numpy as np
 
@@ -77,15 +80,20 @@ def _squares(n: int, seed: int = 0) -> tuple:
     return images, labels.astype(np.int64)
 
 
-def _guide(answer) -> str | None:
+def _own_conv(answer) -> str | None:
+    """The reader's conv2d: defined by their class (not the protocol's
+    default), right on the module cases, and the guide model on it."""
+    B = _backend_class(answer)
     for step, names in enumerate(_STEPS, 1):
-        problem = families(*names)(answer)
+        problem = families(*names)(B)
         if problem:
             return f"step {step} does not pass yet: {problem}"
-    problem = families("module")(answer)
+    if inspect.getattr_static(B, "conv2d") is inspect.getattr_static(Backend, "conv2d"):
+        return (f"{B.__name__} has no conv2d of its own: it still uses the protocol's default "
+                "(define conv2d on a class in front of MyBackend)")
+    problem = families("module")(B)
     if problem:
         return problem
-    B = answer
     config = ModelConfig(num_classes=10, hidden_size=16, dropout=0.0)
     NdArray.seed(28)
     reference = config.init(NdArray.default_device(), NdArray)
@@ -134,9 +142,11 @@ EXERCISES = [
              expects="your backend class (a Backend subclass), made with @share_layout_ops",
              hints=("Comparisons return bool arrays; scatter and select_assign add (np.add.at).",
                     "Int division truncates toward zero, as in Rust; NumPy's // floors.")),
-    Exercise("28", 6, "The guide model on your backend", _guide,
-             expects="your backend class, with every family written",
-             hints=("The module ops (conv, pooling) have defaults made of your primitive ops: when every "
-                    "family passes, they do too.",
-                    "Compare check_backend(MyBackend) with check_backend(NdArray): the report names what differs.")),
+    Exercise("28", 6, "A conv2d of your own", _own_conv,
+             expects="your backend class with a conv2d of its own (MyFastBackend)",
+             hints=("Every output pixel is a dot product of the weight with one window of the padded input: "
+                    "NumPy can show all windows at once as a view.",
+                    "np.lib.stride_tricks.sliding_window_view gives the windows; a stride or a dilation is a "
+                    "step in slicing them; np.einsum or np.tensordot contracts channels and taps.",
+                    "For options you do not handle (groups), return super().conv2d(x, weight, bias, options).")),
 ]
