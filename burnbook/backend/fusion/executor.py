@@ -23,6 +23,7 @@ from burnbook.kernels import layout, reduce as reduce_kernel
 from burnbook.kernels.reduce import Reduce
 
 from ..taichi import launcher, runtime
+from ..taichi.ops import host_reduce
 from ..taichi.primitive import alloc, contiguous_strides
 from ..taichi.settings import SETTINGS, cache_root, serial
 from . import codegen
@@ -134,7 +135,9 @@ def run_reduce(source: FusionTensor, op: Reduce, dim: int | None, mean: bool = F
     """Reduce the lazy `source` in the kernel that computes it: over every
     element (`dim` None; shape [1]) or along `dim` (kept, as size 1). None
     where the fused kernel does not apply (nothing to reduce, too many
-    operands for a dim reduction); the caller then reduces unfused.
+    operands for a dim reduction, a float sum over a strided dim, which
+    B runs faster on the host: taichi/ops/host_reduce.py); the caller then
+    reduces unfused.
 
     Only the reduction is written, as a rule. `source` and the intermediates
     that something still references stay lazy and are computed when read, as
@@ -148,6 +151,11 @@ def run_reduce(source: FusionTensor, op: Reduce, dim: int | None, mean: bool = F
     shape = source.shape
     count = math.prod(shape) if dim is None else shape[dim]
     if math.prod(shape) == 0:
+        return None
+    if dim is not None and host_reduce.applies(op, source.dtype, shape, contiguous_strides(shape), dim):
+        # A sum across rows (not along the last dim): the kernel's task per kept
+        # element would stride through the source; the caller runs the source
+        # as a map (in SIMD lanes where it can) and B sums it on the host.
         return None
     order, leaves = graph([source])
     outputs = [source] + _spare(order, _external(order, source))

@@ -18,7 +18,8 @@ from typing import Iterator
 
 from burnbook.kernels.context import LaunchSettings
 
-_CHOICES = {"matmul": ("blas", "kernel"), "columns": ("host", "kernel"), "launch": ("fast", "public"),
+_CHOICES = {"matmul": ("blas", "kernel"), "columns": ("host", "kernel"), "reduce": ("host", "kernel"),
+            "launch": ("fast", "public"),
             "conv": ("auto", "im2col", "direct"), "lanes": (0, 8)}
 _FIXED = ("gpu", "spirv")  # facts of the arch, not knobs
 
@@ -26,7 +27,7 @@ _FIXED = ("gpu", "spirv")  # facts of the arch, not knobs
 def _env_choice(name: str, field: str, default: str) -> str | int:
     """The environment's choice for `field`, in the type of its choices."""
     value = os.environ.get(name, default).strip().lower() or default
-    if field in ("matmul", "columns") and value == "auto":
+    if field in ("matmul", "columns", "reduce") and value == "auto":
         return default
     choices = {str(c): c for c in _CHOICES[field]}
     if value not in choices:
@@ -65,6 +66,15 @@ class KernelSettings(LaunchSettings):
     NumPy's run as vector loads and stores where Taichi's scalar loops do not
     (see kernels/conv.py): the guide CNN's im2col takes ~1 ms on the host and
     ~3 ms as a kernel. `BURNBOOK_TAICHI_COLUMNS=kernel` forces the kernels."""
+    reduce: str = "host"
+    """How a float sum along a strided dim (any dim but a contiguous last one:
+    a bias gradient's sum over the batch) runs: "host", NumPy's add.reduce
+    on the device buffers in the same f64 accumulator (CPU arch only, like
+    "blas"; ops/host_reduce.py), or "kernel", Taichi's reduction kernel
+    (always on GPUs), whose task per kept element strides through memory
+    (a [2048, 512] f32 sum over dim 0: ~5.5 ms as a kernel, ~0.4 ms on the
+    host). Fusion runs such a sum's lazy input as a map first, then this.
+    `BURNBOOK_TAICHI_REDUCE=kernel` forces the kernels."""
     lanes: int = 8
     """Fused maps over dense operands whose element count is a multiple of 8
     run 8 elements per index through vector-typed ndarrays (the fusion
@@ -93,6 +103,7 @@ class KernelSettings(LaunchSettings):
         self.reduce_tasks, self.reduce_min_chunk = (8192, 256) if gpu else (16 * (os.cpu_count() or 1), 4096)
         self.matmul = "kernel" if gpu else _env_choice("BURNBOOK_TAICHI_MATMUL", "matmul", "blas")
         self.columns = "kernel" if gpu else _env_choice("BURNBOOK_TAICHI_COLUMNS", "columns", "host")
+        self.reduce = "kernel" if gpu else _env_choice("BURNBOOK_TAICHI_REDUCE", "reduce", "host")
         self.lanes = 0 if gpu else _env_choice("BURNBOOK_TAICHI_LANES", "lanes", "8")
         self.pool_mb = _env_pool_mb()
         self.launch = _env_choice("BURNBOOK_TAICHI_LAUNCH", "launch", "fast")
@@ -109,7 +120,8 @@ class KernelSettings(LaunchSettings):
             if name in _CHOICES and value not in _CHOICES[name]:
                 raise ValueError(f"KernelSettings.override: {name}={value!r}, expected one of "
                                  f"{', '.join(map(str, _CHOICES[name]))}")
-            if self.gpu and (name, value) in (("matmul", "blas"), ("columns", "host"), ("lanes", 8)):
+            host_only = (("matmul", "blas"), ("columns", "host"), ("reduce", "host"), ("lanes", 8))
+            if self.gpu and (name, value) in host_only:
                 raise ValueError(f"KernelSettings.override: {name}={value!r} needs the CPU arch")
         saved = {name: getattr(self, name) for name in changes}
         for name, value in changes.items():

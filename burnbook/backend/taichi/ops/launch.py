@@ -17,7 +17,7 @@ from .. import runtime as _rt
 from ..primitive import TaichiTensor, alloc, broadcast, full, materialize, same_device
 from ..runtime import BOOL, F16, F32, I64
 from ..settings import SETTINGS
-from . import blas
+from . import blas, host_reduce
 
 __all__ = ["BinaryOp", "Reduce", "TernaryOp", "UnaryOp", "binary", "cat", "compare_int", "copy_into", "gather",
            "int_compare", "int_scalar", "map1", "map2", "map3", "matmul", "reduce", "reduce_all", "reduction",
@@ -94,7 +94,12 @@ def reduce(name: str, p: TaichiTensor, dim: int, op: Reduce, mean: bool = False)
                              "of nothing is undefined")
         return full(shape, math.nan if mean else 0, p.dtype, p.device)
     acc = _rt.current.accumulator[p.dtype]
-    reduce_kernel.run(op, p.view(), p.shape, dim, out.buf, acc, 1.0 / n if mean else 1.0)
+    scale = 1.0 / n if mean else 1.0
+    if host_reduce.applies(op, p.dtype, p.shape, p.strides, dim):
+        host_acc = np.dtype(np.float64) if acc is _rt.current.ti_dtype[np.dtype(np.float64)] else np.dtype(np.float32)
+        host_reduce.sum_dim(p.view(), p.shape, dim, out.buf, p.dtype, host_acc, scale)
+        return out
+    reduce_kernel.run(op, p.view(), p.shape, dim, out.buf, acc, scale)
     return out
 
 
