@@ -51,7 +51,8 @@ def make_leaky(forward_slope=0.1, backward_slope=0.1, reduce_bias=True):
             node_lhs, node_rhs, node_bias = ops.parents
             grad = grads.consume(ops.node)
             lhs, rhs, out, bias_shape = ops.state
-            grad = B.float_mask_where(grad, B.float_lower_equal_elem(out, 0.0), B.float_mul_scalar(grad, backward_slope))
+            not_positive = B.float_lower_equal_elem(out, 0.0)
+            grad = B.float_mask_where(grad, not_positive, B.float_mul_scalar(grad, backward_slope))
             if node_lhs is not None:
                 grads.register(node_lhs, B.float_matmul(grad, B.float_swap_dims(rhs, 1, 2)))
             if node_rhs is not None:

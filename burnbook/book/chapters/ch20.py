@@ -51,8 +51,8 @@ def _predict_keys(answer) -> str | None:
         return f"the first item is {describe(keys)}; pass a dict from each key of mlp.pt to its shape"
     if set(keys) != set(raw):
         missing, extra = sorted(set(raw) - set(keys)), sorted(set(keys) - set(raw))
-        return (f"your keys are not the file's: {len(missing)} missing" + (f" (e.g. one of layer {missing[0].split('.')[0]})"
-                                                                          if missing else "")
+        example = f" (e.g. one of layer {missing[0].split('.')[0]})" if missing else ""
+        return (f"your keys are not the file's: {len(missing)} missing{example}"
                 + (f", {extra[0]!r} is not in the file" if extra else "")
                 + " (nn.Sequential names its layers by position: 0., 1., ...)")
     for key, shape in raw.items():

@@ -37,7 +37,8 @@ def _bias_gradient(answer) -> str | None:
         problem = compare(given, expected, f"the gradient of the {bias_shape} bias", rtol=0, atol=1e-6)
         if problem:
             if bias_shape[0] == 1 and as_array(given).shape == (2, 2, 2):
-                return problem + " (the [1, 2, 2] bias was broadcast over the batch: what does that do to its gradient?)"
+                return problem + (" (the [1, 2, 2] bias was broadcast over the batch: what does that do to its "
+                                  "gradient?)")
             return problem
     return None
 

@@ -85,7 +85,8 @@ EXERCISES = [
              expects="a function f(x) -> tensor for rank-2 x, your taichi_op's apply (Taichi, Autodiff[Taichi] "
                      "and, through the reference, NdArray)",
              hints=("One parallel task per element: out[i, j] = x[i, j] * x[i, j] + 1, each out element written once.",
-                    "Give taichi_op the shape function lambda shape: tuple(shape) and reference=lambda x: x * x + 1.0.")),
+                    "Give taichi_op the shape function lambda shape: tuple(shape) and "
+                    "reference=lambda x: x * x + 1.0.")),
 ]
 
 EXPLAINED = {2: "Without a reference"}
