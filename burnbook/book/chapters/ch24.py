@@ -133,7 +133,7 @@ EXERCISES = [
              expects="a pair (the change of each of B.stats()'s four counters as a dict, the number of additions "
                      "explain(w) still lists)",
              hints=("A stream does not grow without end: at a fixed number of operations it runs.",
-                    "One stream of 48 additions runs; the rest wait for a read.")),
+                    "When the stream is full it runs as one kernel; what is recorded after it waits for a read.")),
     Exercise("24", 3, "Count the work of the benchmark chain", _benchmark_chain,
              expects="a pair (the change of B.stats()'s four counters as a dict, the number of passes over memory "
                      "the unfused Taichi backend makes)",
