@@ -19,6 +19,8 @@ import numpy as np
 from burnbook.config import ConfigError, config
 from burnbook.module import Module
 from burnbook.tensor import Bool, Int, Tensor, activation
+from burnbook.tensor import module as F
+from burnbook.tensor.core import TensorBase
 from .common import check_config, on_backend_of, resolve_backend, show
 from .cache import MhaCache
 from .dropout import Dropout, DropoutConfig
@@ -63,12 +65,28 @@ class MhaInput:
         return MhaInput(self.query, self.key, self.value, self.padding, mask_attn)
 
 
-@dataclass
 class MhaOutput:
-    """`weights` `[batch, n_heads, seq_q, seq_k]` and `context` `[batch, seq_q, d_model]`."""
+    """`weights` `[batch, n_heads, seq_q, seq_k]` and `context` `[batch, seq_q, d_model]`.
 
-    weights: Tensor
-    context: Tensor
+    `weights` may come as a function that makes them: when the attention ran
+    as one backend op (`F.attention`, no weights made), they are computed
+    from the same queries and keys when first read, and kept."""
+
+    __slots__ = ("_weights", "_make", "context")
+
+    def __init__(self, weights: Any, context: Tensor) -> None:
+        lazy = callable(weights) and not isinstance(weights, TensorBase)
+        self._weights, self._make = (None, weights) if lazy else (weights, None)
+        self.context = context
+
+    @property
+    def weights(self) -> Tensor:
+        if self._make is not None:
+            self._weights, self._make = self._make(), None
+        return self._weights
+
+    def __repr__(self) -> str:
+        return f"MhaOutput(weights={self.weights!r}, context={self.context!r})"
 
 
 @config
@@ -192,11 +210,31 @@ class MultiHeadAttention(Module):
         -> weights `[batch, n_heads, seq_q, seq_k]` (after dropout) and the
         heads' context joined, `[batch, seq_q, d_model]` (before `output`)."""
         batch, _, seq_q, _ = q.dims()
+        if not self.quiet_softmax and (self.dropout.prob == 0.0 or not q._B.is_autodiff):
+            # No dropout acts: the whole attention is one backend op with its own
+            # backward (issue 34), and the weights are made only if read.
+            out = F.attention(q, k, v, self._mask(mask_pad, mask_attn, q), 1.0 / math.sqrt(self.d_k),
+                              self.min_float)
+            context = out.swap_dims(1, 2).reshape([batch, seq_q, self.n_heads * self.d_k])
+            return (lambda: self._weights(q.matmul(k.transpose()).div_scalar(math.sqrt(self.d_k)),
+                                          mask_pad, mask_attn)), context
         scores = q.matmul(k.transpose()).div_scalar(math.sqrt(self.d_k))
         weights = self._weights(scores, mask_pad, mask_attn)
         weights = self.dropout.forward(weights)
         context = weights.matmul(v).swap_dims(1, 2).reshape([batch, seq_q, self.n_heads * self.d_k])
         return weights, context
+
+    def _mask(self, mask_pad: Tensor | None, mask_attn: Tensor | None, q: Tensor) -> Tensor | None:
+        """Both masks as one Bool `[batch, 1, seq_q, seq_k]` on q's backend (None if neither)."""
+        mask = None
+        if mask_attn is not None:
+            batch, seq_q, seq_k = mask_attn.dims()
+            mask = on_backend_of(mask_attn, q).reshape([batch, 1, seq_q, seq_k])
+        if mask_pad is not None:
+            batch, seq_k = mask_pad.dims()
+            pad = on_backend_of(mask_pad, q).reshape([batch, 1, 1, seq_k]).expand([batch, 1, q.dims()[2], seq_k])
+            mask = pad if mask is None else mask.bool_or(pad)
+        return mask
 
     def _heads(self, x: Tensor, linear: Linear) -> Tensor:
         """`[batch, seq, d_model]` -> `[batch, n_heads, seq, d_k]`."""

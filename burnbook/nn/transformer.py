@@ -166,21 +166,27 @@ class TransformerEncoderLayer(Module):
 
     def forward(self, x: Tensor, mask_pad: Tensor | None = None, mask_attn: Tensor | None = None) -> Tensor:
         """`[batch, seq, d_model]` -> the same shape."""
-        return self.forward_with_weights(x, mask_pad, mask_attn)[0]
+        return self._forward(x, mask_pad, mask_attn)[0]
 
     def forward_with_weights(self, x: Tensor, mask_pad: Tensor | None = None,
                              mask_attn: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """`forward`'s output `[batch, seq, d_model]` and the self-attention
         weights `[batch, n_heads, seq, seq]` it used (after the attention's
         dropout, which only an autodiff backend applies)."""
+        x, att = self._forward(x, mask_pad, mask_attn)
+        return x, att.weights
+
+    def _forward(self, x: Tensor, mask_pad: Tensor | None, mask_attn: Tensor | None) -> tuple:
+        """The output and the attention's `MhaOutput` (whose weights, when the
+        attention ran as one op, are made only if read)."""
         if self.norm_first:
             h = self.norm_2.forward(x)
             att = self.mha.forward(MhaInput(h, h, h, mask_pad, mask_attn))
             x = x + self.dropout.forward(att.context)
-            return x + self.dropout.forward(self.pwff.forward(self.norm_1.forward(x))), att.weights
+            return x + self.dropout.forward(self.pwff.forward(self.norm_1.forward(x))), att
         att = self.mha.forward(MhaInput(x, x, x, mask_pad, mask_attn))
         x = self.norm_1.forward(x + self.dropout.forward(att.context))
-        return self.norm_2.forward(x + self.dropout.forward(self.pwff.forward(x))), att.weights
+        return self.norm_2.forward(x + self.dropout.forward(self.pwff.forward(x))), att
 
     def forward_autoregressive_inference(self, x: Tensor, mask_pad: Tensor | None, mask_attn: Tensor | None,
                                          cache: TransformerEncoderLayerAutoregressiveCache) -> Tensor:

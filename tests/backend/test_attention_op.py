@@ -107,3 +107,27 @@ def test_shapes_are_checked():
         F.attention(q, Tensor[NdArray, 4].from_data(np.zeros((1, 2, 3, 5), np.float32)), q)
     with pytest.raises(ValueError, match="mask"):
         F.attention(q, q, q, Tensor[NdArray, 4, Bool].from_data(np.zeros((1, 2, 3, 2), bool)))
+
+
+def test_multi_head_attention_runs_the_op_and_makes_weights_only_when_read(monkeypatch):
+    """Without active dropout `MultiHeadAttention` calls the backend's
+    `attention` op; its `weights` are computed on first read, equal to the
+    softmax the context used (each row sums to 1, 0 above the diagonal)."""
+    from burnbook import nn
+
+    B = Autodiff[NdArray]
+    mha = nn.MultiHeadAttentionConfig(8, 2, dropout=0.0).init(backend=B)
+    x = Tensor[B, 3].from_data(np.random.default_rng(3).standard_normal((2, 4, 8)).astype(np.float32))
+    causal = nn.generate_autoregressive_mask(2, 4, backend=B)
+    calls = []
+    inner = NdArray.attention_with_weights.__func__
+    monkeypatch.setattr(NdArray, "attention_with_weights", classmethod(lambda *a: calls.append(1) or inner(*a)))
+    out = mha.forward(nn.MhaInput.self_attn(x).mask_attn(causal))
+    assert calls and out._make is not None        # the op ran; no weights made yet
+    w = out.weights.to_numpy()
+    np.testing.assert_allclose(w.sum(-1), 1.0, rtol=1e-6)
+    assert np.all(w[:, :, np.triu_indices(4, 1)[0], np.triu_indices(4, 1)[1]] == 0.0)
+    v = mha.value.forward(x).reshape([2, 4, 2, 4]).swap_dims(1, 2).to_numpy()
+    context = (w @ v).transpose(0, 2, 1, 3).reshape(2, 4, 8)
+    want = mha.output.forward(Tensor[B, 3].from_data(context.astype(np.float32))).to_numpy()
+    np.testing.assert_allclose(out.context.to_numpy(), want, rtol=1e-5, atol=1e-6)
