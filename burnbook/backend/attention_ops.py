@@ -37,7 +37,7 @@ def _expanded_mask(B: Any, mask: Any, shape: tuple) -> Any:
 
 def attention_with_weights(B: Any, q: Any, k: Any, v: Any, mask: Any, scale: float, fill: float) -> tuple:
     """`(out [b, h, sq, dv], weights [b, h, sq, sk])` (see the module doc)."""
-    scores = B.float_mul_scalar(B.float_matmul(q, B.float_swap_dims(k, 2, 3)), scale)
+    scores = B.float_mul_scalar(B.float_matmul(q, B.float_swap_dims(k, 2, 3)), float(scale))
     if mask is not None:
         scores = B.float_mask_fill(scores, _expanded_mask(B, mask, tuple(B.float_shape(scores))), fill)
     top = B.float_max_dim(scores, 3)
@@ -57,7 +57,7 @@ def attention_backward(B: Any, q: Any, k: Any, v: Any, weights: Any, grad: Any, 
     dv = B.float_matmul(B.float_swap_dims(weights, 2, 3), grad)
     dw = B.float_matmul(grad, B.float_swap_dims(v, 2, 3))
     row = B.float_sum_dim(B.float_mul(dw, weights), 3)
-    ds = B.float_mul_scalar(B.float_mul(weights, B.float_sub(dw, row)), scale)
+    ds = B.float_mul_scalar(B.float_mul(weights, B.float_sub(dw, row)), float(scale))
     if mask is not None:
         ds = B.float_mask_fill(ds, _expanded_mask(B, mask, tuple(B.float_shape(ds))), 0.0)
     dq = B.float_matmul(ds, k)

@@ -139,7 +139,7 @@ def _attention_reference(q, k, v, mask, scale):
 
 def _attention_case(b, h, sq, sk, dk, dv):
     shapes = ((b, h, sq, dk), (b, h, sk, dk), (b, h, sk, dv))
-    scale = 1.0 / np.sqrt(dk)
+    scale = 1.0 / float(np.sqrt(dk))   # a Python float, as the Tensor layer passes scalars
     return Case(f"attention[{_t(shapes[0])},{sk},{dv},masked]", F, "attention",
                 lambda rng: tuple(uniform(rng, s) for s in shapes) + (rng.random((b, 1, sq, sk)) < 0.3,),
                 lambda B, dev, q, k, v, m: B.attention(q, k, v, m, scale, -1.0e4),
