@@ -26,11 +26,12 @@ from ..taichi import launcher, runtime
 from ..taichi.ops import host_reduce
 from ..taichi.primitive import alloc, contiguous_strides
 from ..taichi.settings import SETTINGS, cache_root, serial
-from . import codegen
+from . import codegen, rows
 from .stream import FusionTensor, graph
 
 _kernels: dict = {}  # plan signature -> (Launcher, source path, LaneLauncher or None)
-STATS = {"compiled": 0, "executed": 0, "fused_ops": 0, "lanes": 0}
+_rows: dict = {}     # (plan signature, leaf pattern) -> LaneLauncher of fused_rows
+STATS = {"compiled": 0, "executed": 0, "fused_ops": 0, "lanes": 0, "rows": 0}
 _MAX_DIM_OPERANDS = 10  # a dim reduction keeps each operand's stride in the meta extras (11 slots)
 
 
@@ -46,8 +47,16 @@ def kernel_for(plan: codegen.Plan) -> tuple:
     hit = _kernels.get(signature)
     if hit is not None:
         return hit
-    key = plan.key
-    src = codegen.source(plan)
+    module, path = _load(plan.key, codegen.source(plan))
+    lanes = launcher.LaneLauncher(module.fused_lanes, codegen.LANES) if hasattr(module, "fused_lanes") else None
+    hit = _kernels[signature] = (launcher.Launcher(module.fused), path, lanes)
+    STATS["compiled"] += 1
+    return hit
+
+
+def _load(key: str, src: str) -> tuple:
+    """The generated module `src` (written to the cache as fused_{key}.py
+    when missing or different, then imported) and its path."""
     path = cache_dir() / f"fused_{key}.py"
     if not path.exists() or path.read_text() != src:
         atomic_write(path, lambda f: f.write(src.encode()))
@@ -56,18 +65,31 @@ def kernel_for(plan: codegen.Plan) -> tuple:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
-    lanes = launcher.LaneLauncher(module.fused_lanes, codegen.LANES) if hasattr(module, "fused_lanes") else None
-    hit = _kernels[signature] = (launcher.Launcher(module.fused), path, lanes)
-    STATS["compiled"] += 1
+    return module, path
+
+
+def rows_kernel(plan: codegen.Plan, kinds: tuple) -> launcher.LaneLauncher:
+    """The plan's `fused_rows` for the leaves' pattern `kinds` (rows.py)."""
+    signature = (plan.signature, kinds)
+    hit = _rows.get(signature)
+    if hit is None:
+        module, _ = _load(rows.key(plan, kinds), rows.source(plan, kinds))
+        hit = _rows[signature] = launcher.LaneLauncher(module.fused_rows, codegen.LANES)
+        STATS["compiled"] += 1
     return hit
+
+
+def _lanes_on() -> bool:
+    """SIMD lanes on: `SETTINGS.lanes`, on the CPU arch's fast launch path."""
+    return bool(SETTINGS.lanes) and SETTINGS.launch == "fast" and runtime.current.simd
 
 
 def _lanes(n: int, shape: tuple, leaves: list) -> bool:
     """Whether a stream over `shape` whose module has a `fused_lanes` runs
-    it: SIMD lanes on (`SETTINGS.lanes`, the CPU arch's fast launch path),
-    whole vectors of elements, and every leaf dense in row-major order from
-    element 0 (the outputs are new, hence dense)."""
-    if not SETTINGS.lanes or n % codegen.LANES or SETTINGS.launch != "fast" or not runtime.current.simd:
+    it: SIMD lanes on (`_lanes_on`), whole vectors of elements, and every
+    leaf dense in row-major order from element 0 (the outputs are new,
+    hence dense)."""
+    if n % codegen.LANES or not _lanes_on():
         return False
     full = contiguous_strides(shape)
     return all(leaf.value.shape == shape and leaf.value.offset == 0 and leaf.value.strides == full
@@ -107,8 +129,16 @@ def run(target: FusionTensor) -> None:
             lanes(*bufs, n // codegen.LANES, *scalars, ser)
             STATS["lanes"] += 1
         else:
-            meta, ntask = layout.map_meta(0, shape, _operand_views(prims, leaves, shape))
-            fused(*bufs, meta, ntask, layout.loop_shift(ntask, ser), *scalars, ser)
+            views = _operand_views(prims, leaves, shape)
+            meta, ntask = layout.map_meta(0, shape, views)
+            # Broadcast operands: row lanes where every row splits into whole vectors (rows.py).
+            kinds = rows.pattern(shape, views, len(prims), SETTINGS.block) if lanes is not None and _lanes_on() \
+                else None
+            if kinds is not None:
+                rows_kernel(plan, kinds)(*bufs, meta, ntask, layout.loop_shift(ntask, ser), *scalars, ser)
+                STATS["rows"] += 1
+            else:
+                fused(*bufs, meta, ntask, layout.loop_shift(ntask, ser), *scalars, ser)
         STATS["executed"] += 1
         STATS["fused_ops"] += len(order)
     for u, p in zip(outputs, prims):
