@@ -21,6 +21,19 @@ def test_predict_the_shapes():
     assert "not refused" in ex[1].verdict([(4, 2, 2), None, None]).message
 
 
+def test_without_a_reference():
+    rng = np.random.default_rng(1)
+    lhs, rhs, bias = (rng.normal(size=s).astype(np.float32) for s in ([2, 2, 3], [2, 3, 2], [1, 2, 2]))
+    out = np.maximum(lhs @ rhs + bias, 0)
+    error = NotImplementedError("op 'fused_matmul_add_relu' is a Taichi kernel ...; 'ndarray' needs a reference "
+                                "composition: taichi_op(..., reference=fn)")
+    assert ex[2].verdict((error, out)).ok
+    assert "ValueError" in ex[2].verdict((ValueError("reference"), out)).message
+    assert "what is missing" in ex[2].verdict((NotImplementedError("no"), out)).message
+    assert "as before" in ex[2].verdict((error, lhs @ rhs + bias)).message       # the ReLU left out
+    assert "exception you caught" in ex[2].verdict(("NotImplementedError", out)).message
+
+
 def _make(kernel, reference=lambda x: x * x + 1.0):
     Taichi.default_device()  # Taichi initialised before a kernel is defined
     return taichi_op(ti.kernel(kernel), output_shape=lambda shape: tuple(shape), reference=reference).apply

@@ -49,6 +49,25 @@ def _shapes(answer) -> str | None:
     return None
 
 
+def _no_reference(answer) -> str | None:
+    if not isinstance(answer, (tuple, list)) or len(answer) != 2:
+        raise AnswerError(f"your answer is {describe(answer)}; pass a pair (the error caught on NdArray, the output "
+                          "on inputs(Taichi))")
+    error, out = answer
+    if not isinstance(error, BaseException):
+        return f"the first item is {describe(error)}; pass the exception you caught (`except ... as err`)"
+    if not isinstance(error, NotImplementedError):
+        return (f"the error is a {type(error).__name__}: on NdArray the operation has no kernel, so it cannot be "
+                "implemented there")
+    if "reference" not in str(error):
+        return "the error you passed does not say what is missing: is it the one apply raised on NdArray?"
+    rng = np.random.default_rng(1)  # the chapter's inputs(B, seed=1)
+    lhs, rhs, bias = (rng.normal(size=s).astype(np.float32) for s in ([2, 2, 3], [2, 3, 2], [1, 2, 2]))
+    expected = np.maximum(np.matmul(lhs.astype(np.float64), rhs) + bias, 0.0)
+    problem = compare(out, expected, "your output on inputs(Taichi)", rtol=1e-5, atol=1e-5)
+    return problem and problem + " (on Taichi the kernel runs as before, reference or not)"
+
+
 def _kernel(answer) -> str | None:
     rng = np.random.default_rng(22)
     for i, shape in enumerate(((2, 3), (5, 4), (1, 7))):
@@ -81,6 +100,10 @@ EXERCISES = [
              hints=("The output is [batch, rows of lhs, columns of rhs]; a batch of 1 serves every batch entry.",
                     "Two batches broadcast only if they are equal or one of them is 1; the bias's dims must be 1 or "
                     "the output's.")),
+    Exercise("22", 2, "Without a reference", _no_reference,
+             expects="a pair (the exception apply raises on inputs(NdArray), the output on inputs(Taichi))",
+             hints=("Without a reference, a Taichi kernel has nothing to run on a backend other than Taichi.",
+                    "Catch the error with `except NotImplementedError as err`; on Taichi the kernel runs as before.")),
     Exercise("22", 3, "Your own kernel", _kernel,
              expects="a function f(x) -> tensor for rank-2 x, your taichi_op's apply (Taichi, Autodiff[Taichi] "
                      "and, through the reference, NdArray)",
@@ -88,5 +111,3 @@ EXERCISES = [
                     "Give taichi_op the shape function lambda shape: tuple(shape) and "
                     "reference=lambda x: x * x + 1.0.")),
 ]
-
-EXPLAINED = {2: "Without a reference"}
