@@ -28,6 +28,17 @@ def test_predict_the_bias_gradient():
     assert "not yet" in ex[1].verdict((broadcast.sum(0, keepdims=True), np.ones([2, 2, 2]))).message
 
 
+def test_break_the_backward():
+    positive = (np.ones([2, 2, 3]), np.ones([2, 3, 2]), np.full([1, 2, 2], 0.5))
+    assert ex[2].verdict(({"lhs", "rhs", "bias"}, False, positive)).ok
+    assert "not only those" in ex[2].verdict(({"bias"}, False, positive)).message
+    assert "finite differences" in ex[2].verdict(({"lhs", "rhs", "bias"}, True, positive)).message
+    rng = np.random.default_rng(1)
+    chapter = tuple(rng.normal(size=s) for s in ([2, 2, 3], [2, 3, 2], [1, 2, 2]))
+    assert "clamped" in ex[2].verdict(({"lhs", "rhs", "bias"}, False, chapter)).message
+    assert "shapes" in ex[2].verdict(({"lhs", "rhs", "bias"}, False, (np.ones([2, 3]),) * 3)).message
+
+
 def sum_to(B, g, shape):
     for d, (n, m) in enumerate(zip(shape, B.float_shape(g))):
         if n == 1 and m != 1:

@@ -43,6 +43,42 @@ def _bias_gradient(answer) -> str | None:
     return None
 
 
+def _broken_backward(answer) -> str | None:
+    if not isinstance(answer, (tuple, list)) or len(answer) != 3:
+        raise AnswerError(f"your answer is {describe(answer)}; pass a triple (the names whose gradients go wrong, "
+                          "check_grad's ok on inputs(AD), inputs (lhs, rhs, bias) on which it would not notice)")
+    names, ok, quiet = answer
+    lhs, rhs, bias = (a.astype(np.float64) for a in _draw([[2, 2, 3], [2, 3, 2], [1, 2, 2]], _SEED))
+    z = np.matmul(lhs, rhs) + bias
+    gradients = {}  # each input's gradient of out.sum(): with the ReLU's mask, and without it
+    for masked in (True, False):
+        g = (z > 0).astype(np.float64) if masked else np.ones_like(z)
+        grads = [np.matmul(g, np.swapaxes(rhs, 1, 2)), np.matmul(np.swapaxes(lhs, 1, 2), g), _sum_to(g, bias.shape)]
+        gradients[masked] = dict(zip(("lhs", "rhs", "bias"), grads))
+    wrong = {n for n in ("lhs", "rhs", "bias") if not np.allclose(gradients[True][n], gradients[False][n])}
+    if isinstance(names, str) or not isinstance(names, (set, frozenset, list, tuple)):
+        return f"the first item is {describe(names)}; pass a set of names among 'lhs', 'rhs', 'bias'"
+    got = {str(n) for n in names}
+    if got != wrong:
+        return ("not only those: the unmasked gradient flows back to every input through the clamped outputs"
+                if got < wrong else f"{sorted(got - wrong)[0]!r} is not an input whose gradient goes wrong")
+    if not isinstance(ok, (bool, np.bool_)):
+        return f"the second item is {describe(ok)}; pass check_grad(...).ok, True or False"
+    if bool(ok) != bool((z > 0).all()):
+        return "check_grad compares with finite differences: does it pass a backward whose gradients are wrong?"
+    if not isinstance(quiet, (tuple, list)) or len(quiet) != 3:
+        return f"the third item is {describe(quiet)}; pass the inputs (lhs, rhs, bias) as a triple of arrays"
+    arrays = [as_array(a, f"your {n}").astype(np.float64) for a, n in zip(quiet, ("lhs", "rhs", "bias"))]
+    for a, shape, n in zip(arrays, ([2, 2, 3], [2, 3, 2], [1, 2, 2]), ("lhs", "rhs", "bias")):
+        if list(a.shape) != shape:
+            return f"your {n} has shape {list(a.shape)}; keep the chapter's shapes ({n} {shape})"
+    clamped = int((np.matmul(arrays[0], arrays[1]) + arrays[2] <= 0).sum())
+    if clamped:
+        return (f"on your inputs {clamped} outputs are clamped by the ReLU, so the missing mask still shows: "
+                "pick inputs where every output is positive")
+    return None
+
+
 def _sum_to(g: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """The gradient of a broadcast input: `g` summed over the axes where `shape` has size 1."""
     axes = tuple(d for d, (n, m) in enumerate(zip(shape, g.shape)) if n == 1 and m != 1)
@@ -120,6 +156,12 @@ EXERCISES = [
              expects="a pair (the [1, 2, 2] bias's gradient, the [2, 2, 2] bias's gradient), arrays or nested lists",
              hints=("out.sum() sends a gradient of 1 to every output; the ReLU keeps it only where the output is > 0.",
                     "A bias broadcast over the batch receives the sum of the gradients of every batch entry.")),
+    Exercise("21", 2, "Break the backward", _broken_backward,
+             expects="a triple (the set of names among 'lhs', 'rhs', 'bias' whose gradients go wrong, "
+                     "check_grad(..., raise_error=False).ok on inputs(AD), inputs (lhs, rhs, bias) on which it "
+                     "would not notice)",
+             hints=("The mask is applied to the gradient before it is split among the three inputs.",
+                    "Where no output is clamped, the mask keeps every entry: with or without it, the same gradient.")),
     Exercise("21", 3, "A leaky variant", _leaky,
              expects="a function f(lhs, rhs, bias) -> tensor, your op's apply (lhs [b, n, k], rhs [b, k, m], bias "
                      "broadcast to [b, n, m])",
@@ -132,5 +174,3 @@ EXERCISES = [
                     "The backward multiplies the incoming gradient by s + x * s * (1 - s), s = sigmoid(x), written "
                     "with inner-backend ops (float_sigmoid, float_mul, ...).")),
 ]
-
-EXPLAINED = {2: "Break the backward"}
