@@ -28,6 +28,7 @@ def test_the_48_operation_limit():
     assert "fused_ops" in ex[2].verdict((stats(fused_ops=60), 0)).message
     assert "recorded additions" in ex[2].verdict((stats(fused_ops=48), 60)).message
     assert "keys" in ex[2].verdict(({"executed": 1}, 12)).message
+    assert ex[2].verdict(({**stats(fused_ops=48), "rows": 0}, 12)).ok             # a later counter is ignored
 
 
 def test_count_the_work():
@@ -46,5 +47,6 @@ def test_an_error_in_the_middle():
     assert ex[4].verdict((error, quiet, h)).ok
     assert "TypeError" in ex[4].verdict((TypeError("[2, 3] and [3, 2]"), quiet, h)).message
     assert "counters moved" in ex[4].verdict((error, stats(), h)).message        # h read in between
+    assert "counters moved" in ex[4].verdict((error, {**quiet, "rows": 1}, h)).message
     assert "your h" in ex[4].verdict((error, quiet, h * np.ones([2, 3]) * 2)).message
     assert "both shapes" in ex[4].verdict((ValueError("something else"), quiet, h)).message
