@@ -79,3 +79,14 @@ def test_gelu_is_within_one_and_a_half_ulp_of_x_phi_x_and_matches_torch() -> Non
     np.testing.assert_array_equal(composite, x * (_libm(u) + np.float32(1.0)) * np.float32(0.5))
     big = np.tile(x, 2)           # past the threshold NdArray runs the same composite
     np.testing.assert_array_equal(activation.gelu(Tensor[NdArray, 1].from_data(big)).to_numpy(), np.tile(composite, 2))
+
+
+def test_the_two_thread_split_equals_libm(monkeypatch) -> None:
+    """When NumPy's BLAS has several threads, a large erf shares its blocks
+    with the helper thread; the bits are the same (an odd size, so the
+    halves and the last block are uneven)."""
+    monkeypatch.setattr(nd, "_blas_threads", lambda: 2)
+    monkeypatch.setattr(nd, "TWO_CORES", True)
+    size = nd._SPLIT_FROM + 3 * nd._BLOCK + 17
+    x = np.concatenate([SPECIAL, np.random.default_rng(5).uniform(-5, 5, size).astype(np.float32)])
+    _assert_libm(erf_f32(x), x)

@@ -17,14 +17,18 @@ cheap on NdArray, and exact where the Chebyshev fit it replaced was within
 
 Why it is laid out so (issue 34: a GPT step's GELU erfs were a quarter of
 its NdArray time): the array is walked in blocks of `_BLOCK` elements, whose
-buffers, reused from block to block, stay in the L2 cache (a pass over a
-whole 1M-element f64 temporary goes to memory); the grid index and d are
-found in f32, where 2048 |x|, its rounding and the difference are exact, at
-half the bytes; the four coefficient columns are gathered as two complex128
-tables, (erf, erf') and (order 2, order 3), two gathers instead of four,
-the gathers being the costliest passes; the sign goes onto the f32 result.
-1M floats: ~11-13 ms where whole-array passes took ~21-26 ms (interleaved
-medians on the shared 2-core VM, others running).
+buffers, reused from block to block, stay in the caches (a pass over a whole
+1M-element f64 temporary goes to memory); the grid index and d are found in
+f32, where 2048 |x|, its rounding and the difference are exact, at half the
+bytes; the four coefficient columns are gathered as two complex128 tables,
+(erf, erf') and (order 2, order 3), two gathers instead of four, the gathers
+being the costliest passes; the sign goes onto the f32 result. When NumPy's
+OpenBLAS runs on several threads (NdArray's matmuls do), a large array's
+blocks are split in two halves, one on burnbook's helper thread
+(`_helper_thread.both`; the ufuncs release the GIL; blocks of 64K elements,
+as 16K ones spent the second thread waiting for the GIL). 1M floats: ~13 ms
+on one thread and ~8 ms on two, where whole-array passes took ~28 ms
+(interleaved medians on the shared 2-core VM, others running).
 """
 
 from __future__ import annotations
@@ -32,6 +36,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from burnbook._blas import openblas_threads
+from burnbook._helper_thread import TWO_CORES, both
 
 __all__ = ["erf_f32", "np_erf"]
 
@@ -53,7 +60,7 @@ def _table() -> list[np.ndarray]:
     return _columns
 
 
-_BLOCK = 16384            # elements per block: a block's buffers (~0.5 MiB) stay in L2
+_BLOCK = 1 << 16          # elements per block: its buffers (~2.5 MiB) stay in the caches
 _pairs: list[np.ndarray] = []
 
 
@@ -70,11 +77,40 @@ def _pair_tables() -> list[np.ndarray]:
 
 def erf_f32(x: np.ndarray) -> np.ndarray:
     """erf of an f32 array, equal to `math.erf` of each element rounded to f32."""
-    low, high = _pair_tables()
     flat = np.ascontiguousarray(x).reshape(-1)
     n = flat.size
     out = np.empty(n, np.float32)
-    m = min(_BLOCK, n)
+    if n >= _SPLIT_FROM and TWO_CORES and _blas_threads() > 1:
+        # NdArray's matmuls run on several threads: so does its erf, the
+        # blocks in two halves, one on burnbook's helper thread (the ufuncs
+        # release the GIL), as Taichi's host BLAS path splits a product.
+        half = (n // 2 // _BLOCK) * _BLOCK
+        first, second = both(lambda: _blocks(flat, out, 0, half), lambda: _blocks(flat, out, half, n))
+        redo = first + second
+    else:
+        redo = _blocks(flat, out, 0, n)
+    if redo:
+        where = np.concatenate(redo)
+        out[where] = [math.erf(v) for v in flat[where].astype(np.float64).tolist()]
+    return out.reshape(x.shape)
+
+
+# From this many elements, when NumPy's OpenBLAS has more than one thread,
+# the blocks are shared with the helper thread (a hand-off costs ~50 us).
+_SPLIT_FROM = 1 << 18
+
+
+def _blas_threads() -> int:
+    """NumPy's OpenBLAS thread count (1 when it cannot be read)."""
+    found = openblas_threads()
+    return int(found[0]()) if found else 1
+
+
+def _blocks(flat: np.ndarray, out: np.ndarray, begin: int, end: int) -> list:
+    """`out[begin:end]` = erf of `flat[begin:end]`, block by block; returns
+    the indices whose rounding is in doubt (to recompute with libm)."""
+    low, high = _pair_tables()
+    m = min(_BLOCK, end - begin)
     s, k = np.empty(m, np.float32), np.empty(m, np.float32)
     index = np.empty(m, np.intp)
     d, y, t = np.empty(m, np.float64), np.empty(m, np.float64), np.empty(m, np.float64)
@@ -83,8 +119,8 @@ def erf_f32(x: np.ndarray) -> np.ndarray:
     doubt = np.empty(m, bool)
     redo = []
     with np.errstate(invalid="ignore"):   # NaN and +-inf give a clipped index; `doubt` catches them
-        for start in range(0, n, _BLOCK):
-            stop = min(start + _BLOCK, n)
+        for start in range(begin, end, _BLOCK):
+            stop = min(start + _BLOCK, end)
             if stop - start != m:   # the last, shorter block
                 m = stop - start
                 s, k, index, d, y, t, lo, hi, pair, doubt = (
@@ -116,10 +152,7 @@ def erf_f32(x: np.ndarray) -> np.ndarray:
             np.not_equal(lo, hi, out=doubt)
             if doubt.any():
                 redo.append(np.flatnonzero(doubt) + start)
-    if redo:
-        where = np.concatenate(redo)
-        out[where] = [math.erf(v) for v in flat[where].astype(np.float64).tolist()]
-    return out.reshape(x.shape)
+    return redo
 
 
 # Below this many elements erf is libm's `math.erf` per element, exact in f64
