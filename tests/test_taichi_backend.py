@@ -842,6 +842,8 @@ def module_args(op: str) -> list:
         "max_pool1d_with_indices": [x3, (3,), (2,), (1,), (2,), True],
         "embedding": [f((10, 4)), idx],
         "embedding_backward": [f((10, 4)), f((2, 5, 4), "swap"), idx],
+        "attention": [f((2, 3, 4, 5)), f((2, 3, 6, 5)), f((2, 3, 6, 2)), pair(RNG.random((2, 1, 4, 6)) < 0.3),
+                      0.45, -1.0e4],
     }
     return args[op]
 
