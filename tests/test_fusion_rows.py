@@ -75,6 +75,30 @@ def test_row_lanes_write_a_bool_output_and_a_kept_intermediate() -> None:
     np.testing.assert_array_equal(F.float_into_data(centred), x - mean)
 
 
+def test_row_lanes_write_a_kept_intermediate_of_a_smaller_shape() -> None:
+    """LayerNorm's normalise: `sqrt(var + eps)` `[rows, 1]` is kept (the
+    backward pass reads it), so the kernel writes it beside the `[rows, d]` result."""
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((10, 32)).astype(np.float32)
+    mean = rng.standard_normal((10, 1)).astype(np.float32)
+    var = rng.uniform(0.5, 2.0, (10, 1)).astype(np.float32)
+    gamma = rng.standard_normal((1, 32)).astype(np.float32)
+
+    def run():
+        std = F.float_sqrt(F.float_add_scalar(f(var), 1e-5))          # kept: [10, 1]
+        y = F.float_mul(F.float_div(F.float_sub(f(x), f(mean)), std), f(gamma))
+        return F.float_into_data(y), std
+
+    before = F.stats()["rows"]
+    y, std = run()
+    assert F.stats()["rows"] == before + 1 and std.node is None
+    with SETTINGS.override(lanes=0):
+        y0, std0 = run()
+    np.testing.assert_array_equal(y, y0)
+    np.testing.assert_array_equal(F.float_into_data(std), F.float_into_data(std0))
+    np.testing.assert_allclose(F.float_into_data(std), np.sqrt(var + np.float32(1e-5)), rtol=1e-7)
+
+
 def test_rows_that_do_not_split_into_vectors_keep_the_scalar_kernel() -> None:
     rng = np.random.default_rng(8)
     x = rng.standard_normal((16, 12)).astype(np.float32)
@@ -92,9 +116,58 @@ def test_rows_that_do_not_split_into_vectors_keep_the_scalar_kernel() -> None:
 
 
 def test_pattern_names_vector_and_broadcast_leaves() -> None:
-    out = ((32, 8, 1), 0)
-    assert rows.pattern((4, 8, 8), (out, ((64, 8, 1), 0), ((8, 1, 0), 0)), 1, 4096) == (True, False)
-    assert rows.pattern((4, 8, 8), (out, ((64, 8, 1), 0), ((0, 0, 1), 0)), 1, 4096) == (True, True)
+    out = ((64, 8, 1), 0)
+    assert rows.pattern((4, 8, 8), (out, ((64, 8, 1), 0), ((8, 1, 0), 0)), 1, 4096) == (True, True, False)
+    assert rows.pattern((4, 8, 8), (out, ((64, 8, 1), 0), ((0, 0, 1), 0)), 1, 4096) == (True, True, True)
+    assert rows.pattern((4, 8, 8), (((8, 1, 0), 0), ((64, 8, 1), 0)), 1, 4096) == (False, True)
     assert rows.pattern((4, 8, 6), (((48, 6, 1), 0), ((48, 6, 1), 0), ((6, 1, 0), 0)), 1, 4096) is None
     assert rows.pattern((4, 8, 8), (out, ((64, 8, 1), 4), ((8, 1, 0), 0)), 1, 4096) is None
     assert rows.pattern((4, 8, 8), (out, ((1, 4, 32), 0)), 1, 4096) is None
+
+
+@pytest.mark.parametrize("mean", [False, True])
+@pytest.mark.parametrize("shape", [(4, 3, 16, 64), (6, 40), (2, 4096)])
+def test_a_sum_along_the_row_in_row_lanes_matches_the_scalar_kernel(shape, mean) -> None:
+    """softmax's denominator: sum(exp(x - max)) along the last dim, the max
+    broadcast; f64 lanes added at the end, so equal to the scalar kernel's
+    in-order f64 sum after rounding to f32 (to 1 ulp, for a rare tie)."""
+    rng = np.random.default_rng(len(shape) + shape[-1])
+    x = rng.standard_normal(shape).astype(np.float32)
+    m = x.max(-1, keepdims=True)
+    dim = len(shape) - 1
+    op = F.float_mean_dim if mean else F.float_sum_dim
+
+    def run():
+        e = F.float_exp(F.float_sub(f(x), f(m)))
+        return F.float_into_data(op(e, dim))
+
+    before = F.stats()["rows"]
+    got = run()
+    assert F.stats()["rows"] == before + 1
+    with SETTINGS.override(lanes=0):
+        scalar = run()
+    np.testing.assert_allclose(got, scalar, rtol=1.2e-7, atol=0)
+    want = np.exp(x.astype(np.float64) - m).sum(-1, keepdims=True) / (shape[-1] if mean else 1)
+    np.testing.assert_allclose(got, want.astype(np.float32), rtol=2e-6)
+
+
+def test_a_row_sum_writes_its_kept_intermediate() -> None:
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((12, 32)).astype(np.float32)
+    centred = F.float_sub(f(x), f(x.mean(1, keepdims=True)))
+    var = F.float_mean_dim(F.float_mul(centred, centred), 1)
+    got = F.float_into_data(var)
+    np.testing.assert_allclose(got, x.var(1, keepdims=True), rtol=1e-5)
+    np.testing.assert_allclose(F.float_into_data(centred), x - x.mean(1, keepdims=True), rtol=1e-6, atol=1e-7)
+
+
+def test_row_sums_that_do_not_fit_keep_the_scalar_kernel() -> None:
+    rng = np.random.default_rng(12)
+    for name, shape, dim in (("ragged row", (5, 12), 1), ("longer than a block", (2, 4096 + 8), 1),
+                             ("not the row", (8, 16, 1), 0)):
+        x = rng.standard_normal(shape).astype(np.float32)
+        before = F.stats()["rows"]
+        with SETTINGS.override(reduce="kernel"):   # keep dim 0 in Fusion's own kernels
+            got = F.float_into_data(F.float_sum_dim(F.float_add_scalar(f(x), 1.0), dim))
+        assert F.stats()["rows"] == before, name
+        np.testing.assert_allclose(got, (x.astype(np.float64) + 1).sum(dim, keepdims=True), rtol=1e-5, atol=1e-5)

@@ -69,12 +69,18 @@ def _load(key: str, src: str) -> tuple:
 
 
 def rows_kernel(plan: codegen.Plan, kinds: tuple) -> launcher.LaneLauncher:
-    """The plan's `fused_rows` for the leaves' pattern `kinds` (rows.py)."""
+    """The plan's `fused_rows` (a map) or `fused_rows_sum` (a reduction plan)
+    for the operands' pattern `kinds` (rows.py)."""
     signature = (plan.signature, kinds)
     hit = _rows.get(signature)
     if hit is None:
-        module, _ = _load(rows.key(plan, kinds), rows.source(plan, kinds))
-        hit = _rows[signature] = launcher.LaneLauncher(module.fused_rows, codegen.LANES)
+        if plan.reduce is None:
+            module, _ = _load(rows.key(plan, kinds), rows.source(plan, kinds))
+            fn = module.fused_rows
+        else:
+            module, _ = _load(rows.key(plan, kinds, "rows_sum"), rows.sum_source(plan, kinds))
+            fn = module.fused_rows_sum
+        hit = _rows[signature] = launcher.LaneLauncher(fn, codegen.LANES)
         STATS["compiled"] += 1
     return hit
 
@@ -219,14 +225,38 @@ def run_reduce(source: FusionTensor, op: Reduce, dim: int | None, mean: bool = F
         result = alloc(kept, source.dtype, source.device)
         views = ((tuple(0 if d == dim else s for d, s in enumerate(contiguous_strides(kept))), 0),)
         views += _operand_views(extra, leaves, shape)
+        if _rows_sum(plan, op, shape, dim, views):
+            # A sum along the row: SIMD row lanes, a task per row (rows.py).
+            meta, ntask = layout.map_meta(0, shape, views)
+            ser = serial(math.prod(shape))
+            rows_kernel(plan, rows.pattern(shape, views, len(outputs), SETTINGS.block))(
+                result.buf, *[p.buf for p in extra], *leaf_bufs, meta, ntask, layout.loop_shift(ntask, ser),
+                *scalars, scale, ser)
+            STATS["rows"] += 1
+            _finish(order, outputs, extra)
+            return result
         outer = shape[:dim] + shape[dim + 1:]
         extras = (count,) + tuple(st[dim] for st, _ in views)
         meta, ntask = layout.rows_meta(0, outer, tuple((st[:dim] + st[dim + 1:], off) for st, off in views), extras)
         ser = serial(math.prod(shape))
         fused(result.buf, *[p.buf for p in extra], *leaf_bufs, meta, ntask, layout.loop_shift(ntask, ser),
                  *scalars, scale, ser)
+    _finish(order, outputs, extra)
+    return result
+
+
+def _finish(order: list, outputs: list, extra: list) -> None:
+    """Count a reduction's stream and hand its written intermediates their values."""
     STATS["executed"] += 1
     STATS["fused_ops"] += len(order) + 1
     for u, p in zip(outputs[1:], extra):
         u.value, u.node = p, None
-    return result
+
+
+def _rows_sum(plan: codegen.Plan, op: Reduce, shape: tuple, dim: int, views: tuple) -> bool:
+    """Whether a dim reduction runs as `fused_rows_sum`: an f64-accumulated
+    sum along the row, lanes on, and every operand fits row lanes."""
+    if op is not Reduce.SUM or plan.reduce[2] != "ti.f64" or not _lanes_on() or not codegen._lanes_fit(plan):
+        return False
+    kinds = rows.pattern(shape, views, len(plan.outputs), SETTINGS.block)
+    return rows.sum_fits(shape, dim, kinds, SETTINGS.block)
