@@ -84,9 +84,14 @@ def test_gelu_is_within_one_and_a_half_ulp_of_x_phi_x_and_matches_torch() -> Non
 def test_the_two_thread_split_equals_libm(monkeypatch) -> None:
     """When NumPy's BLAS has several threads, a large erf shares its blocks
     with the helper thread; the bits are the same (an odd size, so the
-    halves and the last block are uneven)."""
+    halves and the last block are uneven), also when this call builds the
+    tables (as the first erf of a process does: the helper thread must not
+    build them a second time)."""
+    monkeypatch.setattr(nd, "_columns", [])
+    monkeypatch.setattr(nd, "_pairs", [])
     monkeypatch.setattr(nd, "_blas_threads", lambda: 2)
     monkeypatch.setattr(nd, "TWO_CORES", True)
     size = nd._SPLIT_FROM + 3 * nd._BLOCK + 17
     x = np.concatenate([SPECIAL, np.random.default_rng(5).uniform(-5, 5, size).astype(np.float32)])
     _assert_libm(erf_f32(x), x)
+    assert len(nd._columns) == 4 and len(nd._pairs) == 2

@@ -56,7 +56,7 @@ def _table() -> list[np.ndarray]:
         g = 2.0 / math.sqrt(math.pi) * np.exp(-x * x)   # erf'
         erf0 = np.fromiter(map(math.erf, x.tolist()), np.float64, x.size)
         # erf^(n) = 2/sqrt(pi) (-1)^(n-1) H_(n-1)(x) e^-x^2, H_1 = 2x, H_2 = 4x^2 - 2
-        _columns.extend([erf0, g, -x * g, (4.0 * x * x - 2.0) * g / 6.0])
+        _columns[:] = [erf0, g, -x * g, (4.0 * x * x - 2.0) * g / 6.0]   # one store: threads may race here
     return _columns
 
 
@@ -71,7 +71,7 @@ def _pair_tables() -> list[np.ndarray]:
     if not _pairs:
         c0, c1, c2, c3 = _table()
         h = 1.0 / _STEPS
-        _pairs.extend([c0 + 1j * (c1 * h), (c2 * h * h) + 1j * (c3 * h ** 3)])
+        _pairs[:] = [c0 + 1j * (c1 * h), (c2 * h * h) + 1j * (c3 * h ** 3)]   # one store, as `_table`
     return _pairs
 
 
@@ -80,15 +80,16 @@ def erf_f32(x: np.ndarray) -> np.ndarray:
     flat = np.ascontiguousarray(x).reshape(-1)
     n = flat.size
     out = np.empty(n, np.float32)
+    tables = _pair_tables()   # built here, before any helper thread reads them
     if n >= _SPLIT_FROM and TWO_CORES and _blas_threads() > 1:
         # NdArray's matmuls run on several threads: so does its erf, the
         # blocks in two halves, one on burnbook's helper thread (the ufuncs
         # release the GIL), as Taichi's host BLAS path splits a product.
         half = (n // 2 // _BLOCK) * _BLOCK
-        first, second = both(lambda: _blocks(flat, out, 0, half), lambda: _blocks(flat, out, half, n))
+        first, second = both(lambda: _blocks(tables, flat, out, 0, half), lambda: _blocks(tables, flat, out, half, n))
         redo = first + second
     else:
-        redo = _blocks(flat, out, 0, n)
+        redo = _blocks(tables, flat, out, 0, n)
     if redo:
         where = np.concatenate(redo)
         out[where] = [math.erf(v) for v in flat[where].astype(np.float64).tolist()]
@@ -106,10 +107,11 @@ def _blas_threads() -> int:
     return int(found[0]()) if found else 1
 
 
-def _blocks(flat: np.ndarray, out: np.ndarray, begin: int, end: int) -> list:
-    """`out[begin:end]` = erf of `flat[begin:end]`, block by block; returns
-    the indices whose rounding is in doubt (to recompute with libm)."""
-    low, high = _pair_tables()
+def _blocks(tables: list, flat: np.ndarray, out: np.ndarray, begin: int, end: int) -> list:
+    """`out[begin:end]` = erf of `flat[begin:end]`, block by block, from the
+    `_pair_tables()`; returns the indices whose rounding is in doubt (to
+    recompute with libm)."""
+    low, high = tables
     m = min(_BLOCK, end - begin)
     s, k = np.empty(m, np.float32), np.empty(m, np.float32)
     index = np.empty(m, np.intp)
