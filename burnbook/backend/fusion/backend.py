@@ -180,6 +180,8 @@ class Fusion(Decorator):
     @staticmethod
     def stats() -> dict:
         """Fused kernels `compiled` (generated and loaded) by this process,
-        streams `executed`, the element-wise ops they `fused_ops`, and the
-        streams that ran in SIMD `lanes` (`KernelSettings.lanes`)."""
+        streams `executed`, the element-wise ops they `fused_ops`, the
+        streams that ran in SIMD `lanes` (`KernelSettings.lanes`), and those
+        over broadcast operands or summed along the row that ran in SIMD
+        row lanes (`rows`, rows.py)."""
         return dict(executor.STATS)
