@@ -171,3 +171,31 @@ def test_row_sums_that_do_not_fit_keep_the_scalar_kernel() -> None:
             got = F.float_into_data(F.float_sum_dim(F.float_add_scalar(f(x), 1.0), dim))
         assert F.stats()["rows"] == before, name
         np.testing.assert_allclose(got, (x.astype(np.float64) + 1).sum(dim, keepdims=True), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("which", ["max", "min"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_max_and_min_along_the_row_in_row_lanes_equal_the_scalar_kernel(which, dtype) -> None:
+    """softmax's row maximum of masked scores: the same values as the scalar
+    kernel; a NaN in a row wins it, an all -inf row stays -inf."""
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((5, 3, 16, 32)).astype(dtype)
+    x[0, 0, 3, 17] = np.nan
+    x[1, 2, 4, :] = -np.inf if which == "max" else np.inf
+    mask = (rng.random((1, 1, 16, 32)) > 0.6).astype(dtype)
+    op = F.float_max_dim if which == "max" else F.float_min_dim
+
+    def run():
+        z = F.float_mask_fill(F.float_mul_scalar(f(x), 0.5), F.float_greater_elem(f(mask), 0.5), -1.0e4)
+        return F.float_into_data(op(z, 3))
+
+    before = F.stats()["rows"]
+    got = run()
+    assert F.stats()["rows"] == before + 1
+    with SETTINGS.override(lanes=0):
+        scalar = run()
+    np.testing.assert_array_equal(got, scalar)
+    z = np.where(mask > 0.5, dtype(-1.0e4), x * dtype(0.5))
+    want = (np.max if which == "max" else np.min)(z, axis=3, keepdims=True)   # NaN propagates, as here
+    np.testing.assert_array_equal(got, want)
+    assert np.isnan(got[0, 0, 3, 0])

@@ -69,8 +69,8 @@ def _load(key: str, src: str) -> tuple:
 
 
 def rows_kernel(plan: codegen.Plan, kinds: tuple) -> launcher.LaneLauncher:
-    """The plan's `fused_rows` (a map) or `fused_rows_sum` (a reduction plan)
-    for the operands' pattern `kinds` (rows.py)."""
+    """The plan's `fused_rows` (a map) or `fused_rows_reduce` (a reduction
+    plan) for the operands' pattern `kinds` (rows.py)."""
     signature = (plan.signature, kinds)
     hit = _rows.get(signature)
     if hit is None:
@@ -78,8 +78,8 @@ def rows_kernel(plan: codegen.Plan, kinds: tuple) -> launcher.LaneLauncher:
             module, _ = _load(rows.key(plan, kinds), rows.source(plan, kinds))
             fn = module.fused_rows
         else:
-            module, _ = _load(rows.key(plan, kinds, "rows_sum"), rows.sum_source(plan, kinds))
-            fn = module.fused_rows_sum
+            module, _ = _load(rows.key(plan, kinds, "rows_reduce"), rows.reduce_source(plan, kinds))
+            fn = module.fused_rows_reduce
         hit = _rows[signature] = launcher.LaneLauncher(fn, codegen.LANES)
         STATS["compiled"] += 1
     return hit
@@ -225,8 +225,8 @@ def run_reduce(source: FusionTensor, op: Reduce, dim: int | None, mean: bool = F
         result = alloc(kept, source.dtype, source.device)
         views = ((tuple(0 if d == dim else s for d, s in enumerate(contiguous_strides(kept))), 0),)
         views += _operand_views(extra, leaves, shape)
-        if _rows_sum(plan, op, shape, dim, views):
-            # A sum along the row: SIMD row lanes, a task per row (rows.py).
+        if _rows_reduce(plan, op, shape, dim, views):
+            # A reduction along the row: SIMD row lanes, a task per row (rows.py).
             meta, ntask = layout.map_meta(0, shape, views)
             ser = serial(math.prod(shape))
             rows_kernel(plan, rows.pattern(shape, views, len(outputs), SETTINGS.block))(
@@ -253,10 +253,14 @@ def _finish(order: list, outputs: list, extra: list) -> None:
         u.value, u.node = p, None
 
 
-def _rows_sum(plan: codegen.Plan, op: Reduce, shape: tuple, dim: int, views: tuple) -> bool:
-    """Whether a dim reduction runs as `fused_rows_sum`: an f64-accumulated
-    sum along the row, lanes on, and every operand fits row lanes."""
-    if op is not Reduce.SUM or plan.reduce[2] != "ti.f64" or not _lanes_on() or not codegen._lanes_fit(plan):
+def _rows_reduce(plan: codegen.Plan, op: Reduce, shape: tuple, dim: int, views: tuple) -> bool:
+    """Whether a dim reduction runs as `fused_rows_reduce`: a sum, max or
+    min along the row in an f64 accumulator, lanes on, and every operand
+    fits row lanes."""
+    if op not in _ROW_OPS or plan.reduce[2] != "ti.f64" or not _lanes_on() or not codegen._lanes_fit(plan):
         return False
     kinds = rows.pattern(shape, views, len(plan.outputs), SETTINGS.block)
-    return rows.sum_fits(shape, dim, kinds, SETTINGS.block)
+    return rows.reduce_fits(shape, dim, kinds, SETTINGS.block)
+
+
+_ROW_OPS = (Reduce.SUM, Reduce.MAX, Reduce.MIN)

@@ -25,6 +25,7 @@ import hashlib
 import numpy as np
 
 from burnbook.kernels import layout
+from burnbook.kernels.reduce import Reduce
 
 from . import codegen
 from .codegen import LANES
@@ -69,7 +70,7 @@ def pattern(shape: tuple, views: tuple, nout: int, block: int) -> tuple | None:
 
 
 def key(plan: codegen.Plan, kinds: tuple, kind: str = "rows") -> str:
-    """A rows kernel's file name stem: its kind ("rows", "rows_sum"), the
+    """A rows kernel's file name stem: its kind ("rows", "rows_reduce"), the
     plan's signature and the pattern."""
     return f"{kind}_" + hashlib.sha1(repr((plan.signature, kinds)).encode()).hexdigest()[:20]
 
@@ -141,33 +142,53 @@ def source(p: codegen.Plan, kinds: tuple) -> str:
     return "\n".join(lines) + "\n"
 
 
-def sum_fits(shape: tuple, dim: int, kinds: tuple | None, block: int) -> bool:
-    """Whether a sum along `dim` runs as `fused_rows_sum`: the operands fit
-    row lanes (`kinds`, with the result first, broadcast along the row),
-    `dim` is the row itself (every later dim has size 1), and one task
-    takes a whole row (at most `block` elements)."""
+def reduce_fits(shape: tuple, dim: int, kinds: tuple | None, block: int) -> bool:
+    """Whether a reduction along `dim` runs as `fused_rows_reduce`: the
+    operands fit row lanes (`kinds`, with the result first, broadcast along
+    the row), `dim` is the row itself (every later dim has size 1), and one
+    task takes a whole row (at most `block` elements)."""
     return (kinds is not None and not kinds[0] and all(n == 1 for n in shape[dim + 1:])
             and shape[dim] <= block)
 
 
-def sum_source(p: codegen.Plan, kinds: tuple) -> str:
-    """A `.py` module defining `fused_rows_sum`: the plan's sum along the
-    row in an f64 accumulator, a task per row (`sum_fits`). Lane l folds
-    the row's elements l, l + LANES, ... into its own sum and the lanes are
-    added at the end, as `fused_lanes`'s full sum does (the scalar kernel
-    adds in row order: the same f64 sum to within its rounding); `scale`
-    multiplies the total (1/n for a mean), rounded to the result's dtype
-    once. The kept intermediates (outputs after the first) are written as in
-    `fused_rows`."""
+def reduce_source(p: codegen.Plan, kinds: tuple) -> str:
+    """A `.py` module defining `fused_rows_reduce`: the plan's reduction
+    (sum, max or min in an f64 accumulator) along the row, a task per row
+    (`reduce_fits`). Lane l folds the row's elements l, l + LANES, ... and
+    the lanes are folded at the end, as `fused_lanes`'s full sum does. A
+    sum is the scalar kernel's in-order f64 sum to within its rounding; a
+    max or min starts each lane from the identity (-inf or +inf) and keeps
+    kernels/reduce.py's rule (`_beats`: strictly better, the first NaN
+    wins), so the same value (of two equal zeros, either sign may win).
+    `scale` multiplies the total (1/n for a mean), rounded to the result's
+    dtype once. The kept intermediates (outputs after the first) are
+    written as in `fused_rows`."""
     each = codegen._EACH_LANE
+    op = p.reduce[0]
     odt = codegen._TI_NAME[np.dtype(p.outputs[0].dtype)]
-    lines = _head(p, kinds, "a row-lane sum") + ["@ti.kernel",
-                                                 f"def fused_rows_sum({_params(p, kinds, ('scale: ti.f64',))}):"]
-    lines += _task(p, kinds) + ["        lanes = ti.Vector([0.0] * LANES, ti.f64)", "        for q in range(q0, q1):"]
-    lines += _vector_body(p, kinds, first=1)
-    lines += [f"            lanes += ti.Vector([ti.cast(v{p.out_values[0]}[lane], ti.f64) {each}])",
-              "        acc = ti.cast(0, ti.f64)",
-              f"        {each}:",
-              "            acc += lanes[lane]",
-              f"        out0[o[0]] = ti.cast(acc * scale, {odt})"]
+    v = f"ti.cast(v{p.out_values[0]}[lane], ti.f64)"
+    lines = _head(p, kinds, f"a row-lane {op.name.lower()}")
+    lines[4:4] = ["from burnbook.kernels.reduce import Reduce, _beats"]
+    lines += ["@ti.kernel", f"def fused_rows_reduce({_params(p, kinds, ('scale: ti.f64',))}):"]
+    lines += _task(p, kinds)
+    if op is Reduce.SUM:
+        lines += ["        lanes = ti.Vector([0.0] * LANES, ti.f64)", "        for q in range(q0, q1):"]
+        lines += _vector_body(p, kinds, first=1)
+        lines += [f"            lanes += ti.Vector([{v} {each}])",
+                  "        acc = ti.cast(0, ti.f64)",
+                  f"        {each}:",
+                  "            acc += lanes[lane]"]
+    else:
+        start = "-ti.math.inf" if op is Reduce.MAX else "ti.math.inf"
+        lines += [f"        lanes = ti.Vector([{start}] * LANES, ti.f64)", "        for q in range(q0, q1):"]
+        lines += _vector_body(p, kinds, first=1)
+        lines += [f"            {each}:",
+                  f"                r = {v}",
+                  f"                if _beats(Reduce.{op.name}, r, lanes[lane], ti.f64):",
+                  "                    lanes[lane] = r",
+                  "        acc = lanes[0]",
+                  "        for lane in ti.static(range(1, LANES)):",
+                  f"            if _beats(Reduce.{op.name}, lanes[lane], acc, ti.f64):",
+                  "                acc = lanes[lane]"]
+    lines += [f"        out0[o[0]] = ti.cast(acc * scale, {odt})"]
     return "\n".join(lines) + "\n"
