@@ -556,7 +556,10 @@ def case_reduce_dim(op: str) -> None:
         x[1, 2], x[1, 4], x[3, 0] = np.nan, np.nan, np.inf
         check(op, pair(x), 1)
         long = pair(RNG.random((3, 50_000)).astype(np.float32), "permute")  # chunked along dim 1
-        check(op, long, 1, rtol=1e-5)
+        # The reference (NdArray: NumPy's f32 sum) adds a strided row one element after the
+        # other (pairwise summation needs the contiguous axis): ~1e-5 off on some draws, while
+        # Taichi accumulates in f64. Hence 3e-5 along the strided dim.
+        check(op, long, 1, rtol=3e-5)
         check(op, long, 0, rtol=1e-5)
 
 
@@ -886,7 +889,8 @@ def test_gpu_layout_policies_on_the_cpu(op: str) -> None:
     """GPU archs walk one element per thread, chunk reductions finer and use
     the Taichi matmul; run those host-side choices here, on the CPU arch."""
     t([0.0])
-    with tb.SETTINGS.override(serial_below=0, block=1, reduce_tasks=8192, reduce_min_chunk=256, matmul="kernel"):
+    with tb.SETTINGS.override(serial_below=0, block=1, reduce_tasks=8192, reduce_min_chunk=256, matmul="kernel",
+                              reduce="kernel"):
         case_for(op)(op)
 
 
