@@ -13,8 +13,9 @@ import numpy as np
 
 from ..autodiff.check import check_grad
 from .case import GradCase
+from .cases import select
 from .grad_cases import GRAD_CASES
-from .report import FAMILIES, Failure, Missing, Report
+from .report import Failure, Missing, Report
 from .runner import _NAMED_OP, Outcome, _record, backend_label, default_device, lacks, progress_bar
 
 # what check_grad calls on every case, besides the case's own op
@@ -29,15 +30,7 @@ _F32 = {"eps": 1e-3, "rtol": 2e-2, "atol": 2e-3}
 def iter_grad_cases(families: Iterable[str] | str | None = None,
                     ops: Iterable[str] | None = None) -> Iterator[GradCase]:
     """The cases of `check_autodiff` for `families` and `ops` (all when None)."""
-    if isinstance(families, str):
-        families = [families]
-    wanted = None if families is None else set(families)
-    if wanted is not None and (unknown := sorted(wanted - set(FAMILIES))):
-        raise ValueError(f"unknown op families {unknown}; the families are {list(FAMILIES)}")
-    op_set = None if ops is None else set(ops)
-    for case in GRAD_CASES:
-        if (wanted is None or case.family in wanted) and (op_set is None or case.op in op_set):
-            yield case
+    return select(GRAD_CASES, families, ops)
 
 
 def supports_f64(B: type, device: Any) -> bool:

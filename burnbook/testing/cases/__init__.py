@@ -43,15 +43,21 @@ def _unique(cases: tuple) -> None:
 _unique(CASES)
 
 
-def iter_cases(families: Iterable[str] | str | None = None, ops: Iterable[str] | None = None) -> Iterator[Case]:
-    """The cases of `families` (all when None; one family may be given as a
-    string) and, when `ops` is given, of those protocol ops only."""
+def select(cases: Iterable, families: Iterable[str] | str | None = None,
+           ops: Iterable[str] | None = None) -> Iterator:
+    """The cases of `cases` in `families` (all when None; one family may be
+    given as a string) and, when `ops` is given, of those protocol ops only."""
     if isinstance(families, str):
         families = [families]
     wanted = None if families is None else set(families)
     if wanted is not None and (unknown := sorted(wanted - set(FAMILIES))):
         raise ValueError(f"unknown op families {unknown}; the families are {list(FAMILIES)}")
     op_set = None if ops is None else set(ops)
-    for case in CASES:
+    for case in cases:
         if (wanted is None or case.family in wanted) and (op_set is None or case.op in op_set):
             yield case
+
+
+def iter_cases(families: Iterable[str] | str | None = None, ops: Iterable[str] | None = None) -> Iterator[Case]:
+    """The forward cases of `families` and `ops` (see `select`)."""
+    return select(CASES, families, ops)
