@@ -31,7 +31,7 @@ from . import engine
 from .declarations import compares, creates, inner_op, reads, tracked
 from .gradients import Gradients
 from .graph import AutodiffTensor, leaf
-from .ops import arithmetic, attention as attention_rules, index, layout, linalg, module, reduce, unary
+from .ops import arithmetic, attention as attention_rules, index, layers, layout, linalg, module, reduce, unary
 
 
 class Autodiff(Decorator, AutodiffOps):
@@ -145,6 +145,8 @@ class Autodiff(Decorator, AutodiffOps):
     embedding = tracked(module.embedding)
     embedding_backward = tracked(module.embedding_backward)
     attention = tracked(attention_rules.attention)   # ops/attention.py
+    layer_norm = tracked(layers.layer_norm)          # ops/layers.py: one node, rule via layer_norm_backward
+    gelu = tracked(layers.gelu)                      # ops/layers.py: rule via gelu_backward
 
     # -- Int and Bool ops: B's own primitives, B's ops; into Float makes an untracked tensor -------
     int_from_data = int_into_data = int_empty = int_full = int_shape = int_device = inner_op

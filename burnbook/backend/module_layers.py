@@ -1,5 +1,7 @@
 """Whole-layer module ops' defaults: `ModuleOps.lstm`, `gru`, `layer_norm`,
-`gelu`, `hard_sigmoid`.
+`gelu`, `hard_sigmoid`, and the helpers that the autodiff rules of layer norm
+and GELU call: `layer_norm_with_stats` and `gelu_with_derivative` (their
+tracked forwards), `layer_norm_backward` and `gelu_backward`.
 
 A whole LSTM or GRU layer over a sequence is one backend op, so a backend can
 run the recurrence as one tight loop (NdArray does, `ndarray/layers.py`);
@@ -152,11 +154,69 @@ def layer_norm(B: Any, x: Any, gamma: Any, beta: Any, epsilon: float) -> Any:
     return B.float_add(B.float_mul(out, g), b)
 
 
+def layer_norm_with_stats(B: Any, x: Any, gamma: Any, beta: Any, epsilon: float) -> tuple[Any, Any]:
+    """`(layer_norm(x, ...), stats)`: the forward an autodiff rule runs, where
+    `stats` is what the backend's `layer_norm_backward` may reuse instead of
+    recomputing it from x (NdArray keeps `(x^, r)`); None here."""
+    return B.layer_norm(x, gamma, beta, epsilon), None
+
+
+def layer_norm_backward(B: Any, x: Any, gamma: Any, grad: Any, epsilon: float,
+                        stats: Any = None) -> tuple[Any, Any, Any]:
+    """The gradients of `layer_norm` for the output's `grad [..., d]`: `(dx
+    [..., d], dgamma [d], dbeta [d])`. With x^ = (x - mean) * r, r = 1 /
+    sqrt(var + epsilon) and dy = grad * gamma, per row: dx = r (dy - mean(dy)
+    - x^ mean(dy x^)); dgamma and dbeta sum grad * x^ and grad over the rows.
+    Here the statistics are recomputed from x (two reductions); `stats`, what
+    `layer_norm_with_stats` returned, is unused by this default."""
+    shape = tuple(B.float_shape(x))
+    last = len(shape) - 1
+    centred = B.float_sub(x, B.float_mean_dim(x, last))
+    var = B.float_mean_dim(B.float_mul(centred, centred), last)
+    rstd = B.float_recip(B.float_sqrt(B.float_add_scalar(var, epsilon)))
+    xhat = B.float_mul(centred, rstd)
+    d = shape[-1]
+    dy = B.float_mul(grad, B.float_reshape(gamma, (1,) * last + (d,)))
+    inner = B.float_sub(B.float_sub(dy, B.float_mean_dim(dy, last)),
+                        B.float_mul(xhat, B.float_mean_dim(B.float_mul(dy, xhat), last)))
+    dx = B.float_mul(inner, rstd)
+    rows = math.prod(shape[:-1])
+    dgamma = B.float_reshape(B.float_sum_dim(B.float_reshape(B.float_mul(grad, xhat), (rows, d)), 0), (d,))
+    dbeta = B.float_reshape(B.float_sum_dim(B.float_reshape(grad, (rows, d)), 0), (d,))
+    return dx, dgamma, dbeta
+
+
 def gelu(B: Any, x: Any) -> Any:
     """x * Phi(x) with the exact error function: 0.5 x (1 + erf(x / sqrt 2)),
     in that order of ops (what `activation.gelu` did before it was one op)."""
     return B.float_mul_scalar(B.float_mul(x, B.float_add_scalar(B.float_erf(B.float_div_scalar(x, math.sqrt(2.0))), 1.0)),
                               0.5)
+
+
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+def gelu_derivative(B: Any, x: Any) -> Any:
+    """d GELU / dx = Phi(x) + x phi(x), phi being the normal density e^(-x^2/2)
+    / sqrt(2 pi)."""
+    cdf = B.float_mul_scalar(B.float_add_scalar(B.float_erf(B.float_div_scalar(x, math.sqrt(2.0))), 1.0), 0.5)
+    pdf = B.float_mul_scalar(B.float_exp(B.float_mul_scalar(B.float_mul(x, x), -0.5)), _INV_SQRT_2PI)
+    return B.float_add(cdf, B.float_mul(x, pdf))
+
+
+def gelu_backward(B: Any, x: Any, grad: Any) -> Any:
+    """The gradient of the exact GELU for the output's `grad`: grad (Phi(x) +
+    x phi(x)) (Burn's `ActivationOps::gelu_backward`). Written with
+    primitives, so on `Autodiff[B]` it is itself differentiable (second
+    derivatives)."""
+    return B.float_mul(grad, gelu_derivative(B, x))
+
+
+def gelu_with_derivative(B: Any, x: Any) -> tuple[Any, Any]:
+    """`(gelu(x), Phi(x) + x phi(x))`: the forward an autodiff rule runs, so
+    its backward is one product, grad * derivative (a backend computes both
+    from one Phi and one phi)."""
+    return B.gelu(x), gelu_derivative(B, x)
 
 
 def hard_sigmoid(B: Any, x: Any, alpha: float, beta: float) -> Any:

@@ -99,8 +99,15 @@ class ModuleOps:
       None; `layer_norm(x [..., d], gamma [d], beta [d],
       epsilon) -> [..., d]` over the last dim; `gelu(x) -> x * Phi(x)`
       (the exact GELU); `hard_sigmoid(x, alpha, beta)`. They are composites, not in `MODULE_OPS`: the
-      default runs on any backend's primitives (tracked ones on `Autodiff[B]`,
-      so no backward rule of their own), and NdArray overrides them.
+      default runs on any backend's primitives, and NdArray overrides them.
+      On `Autodiff[B]` the LSTM, GRU and hard sigmoid are tracked as their
+      primitives; layer norm and GELU are one tracked op each, whose rules
+      call, for layer norm, `layer_norm_with_stats(x, gamma, beta, epsilon)
+      -> (out, stats)` in the tracked forward and `layer_norm_backward(x,
+      gamma, grad, epsilon, stats) -> (dx, dgamma, dbeta)`, and, for GELU, `gelu_with_derivative(x) -> (gelu(x), Phi(x) +
+      x phi(x))` in the tracked forward (the backward is then one product)
+      or `gelu_backward(x, grad) -> dx` (composites too, so a backend may
+      override them; NdArray does).
     """
 
     # -- helpers (primitive ops only) ---------------------------------------------------
@@ -365,7 +372,11 @@ class ModuleOps:
     lstm = classmethod(module_layers.lstm)
     gru = classmethod(module_layers.gru)
     layer_norm = classmethod(module_layers.layer_norm)
+    layer_norm_with_stats = classmethod(module_layers.layer_norm_with_stats)
+    layer_norm_backward = classmethod(module_layers.layer_norm_backward)
     gelu = classmethod(module_layers.gelu)
+    gelu_backward = classmethod(module_layers.gelu_backward)
+    gelu_with_derivative = classmethod(module_layers.gelu_with_derivative)
     hard_sigmoid = classmethod(module_layers.hard_sigmoid)
 
     # -- scaled dot-product attention (`attention_ops.py`): `attention(q [b, h, sq, dk],

@@ -188,5 +188,9 @@ _add("attention[2x2x3x4,causal]", _M, "attention",
      lambda rng: (_u()(rng, (2, 2, 3, 4)), _u()(rng, (2, 2, 3, 4)), _u()(rng, (2, 2, 3, 5))),
      lambda B, q, k, v: B.attention(q, k, v, B.bool_expand(_bool(B, _CAUSAL), (2, 1, 3, 3)), 0.5, -1.0e4),
      uses=("bool_from_data", "bool_expand"))
+_add("layer_norm[2x3x4]", _M, "layer_norm",
+     lambda rng: (_u(-2, 2)(rng, (2, 3, 4)), _u(0.5, 1.5)(rng, (4,)), _u()(rng, (4,))),
+     lambda B, x, g, b: B.float_mul(B.layer_norm(x, g, b, 1e-5), x))   # times x: a non-uniform output grad
+_add("gelu[2x3]", _M, "gelu", _one(_u(-3, 3), (2, 3)), lambda B, x: B.gelu(x))
 _add("float_cast[2x3,round trip]", "creation", "float_cast", _one(_u(), (2, 3)),
      lambda B, x: B.float_cast(B.float_cast(x, np.float64), B.float_dtype(x)))

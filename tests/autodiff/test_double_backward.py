@@ -38,6 +38,11 @@ FUNCS = {
     "log_exp": (lambda B, x, w: B.float_log(B.float_add_scalar(B.float_mul(B.float_exp(x), B.float_mul(x, x)), 1.0)),
                 lambda x, w: torch.log(x.exp() * x * x + 1), (-1, 1), None),
     "gelu": (lambda B, x, w: _gelu(B, x), lambda x, w: torch.nn.functional.gelu(x), (-2, 2), None),
+    # GELU and layer norm as the one tracked op each that nn uses (`ops/layers.py`): their
+    # rules' backward helpers must carry the graph under create_graph
+    "gelu_op": (lambda B, x, w: B.gelu(x), lambda x, w: torch.nn.functional.gelu(x), (-2, 2), None),
+    "layer_norm_op": (lambda B, x, w: B.float_mul(B.layer_norm(x, w, B.float_mul_scalar(w, 0.5), 1e-5), x),
+                      lambda x, w: torch.nn.functional.layer_norm(x, (4,), w, 0.5 * w, 1e-5) * x, (-1, 1), (4,)),
     "sin_cos": (lambda B, x, w: B.float_mul(B.float_sin(x), B.float_cos(x)), lambda x, w: x.sin() * x.cos(), (-2, 2), None),
     "sqrt_recip": (lambda B, x, w: B.float_add(B.float_sqrt(x), B.float_recip(x)), lambda x, w: x.sqrt() + 1 / x, (0.5, 2), None),
     "div_abs": (lambda B, x, w: B.float_div(B.float_abs(x), B.float_add_scalar(B.float_mul(x, x), 1.0)),

@@ -131,3 +131,26 @@ def test_multi_head_attention_runs_the_op_and_makes_weights_only_when_read(monke
     context = (w @ v).transpose(0, 2, 1, 3).reshape(2, 4, 8)
     want = mha.output.forward(Tensor[B, 3].from_data(context.astype(np.float32))).to_numpy()
     np.testing.assert_allclose(out.context.to_numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_ndarray_two_thread_batch_split_gives_the_same_values(monkeypatch) -> None:
+    """With NumPy's BLAS on two threads NdArray splits large attention over
+    the batch (two halves on two threads): the same outputs and gradients,
+    with a per-batch mask and with one broadcast over the batch."""
+    from burnbook.backend import NdArray
+    from burnbook.backend.ndarray import attention as sdpa
+
+    rng = np.random.default_rng(4)
+    q, k, v, g = (rng.standard_normal((3, 2, 5, 4)).astype(np.float32) for _ in range(4))
+    causal = np.triu(np.ones((5, 5), bool), k=1)
+    for mask in (np.broadcast_to(causal, (3, 1, 5, 5)), causal[None, None], None):
+        monkeypatch.setattr(sdpa, "_blas_threads", lambda: 1)
+        out1, w1 = NdArray.attention_with_weights(q, k, v, mask, 0.5, -1.0e4)
+        grads1 = NdArray.attention_backward(q, k, v, w1, g, mask, 0.5)
+        monkeypatch.setattr(sdpa, "_blas_threads", lambda: 2)
+        monkeypatch.setattr(sdpa, "_SPLIT_FROM", 1)
+        monkeypatch.setattr(sdpa, "TWO_CORES", True)
+        out2, w2 = NdArray.attention_with_weights(q, k, v, mask, 0.5, -1.0e4)
+        grads2 = NdArray.attention_backward(q, k, v, w2, g, mask, 0.5)
+        for a, b in zip((out1, w1, *grads1), (out2, w2, *grads2)):
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)

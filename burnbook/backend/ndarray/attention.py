@@ -5,7 +5,9 @@ backward each run in place on one `[b, h, sq, sk]` array, where the default
 makes a fresh array per primitive op (a GPT step's attention made ~10 of
 them per layer, forward and backward). q, k, v arrive as strided views of
 the heads' projections (`swap_dims`); one contiguous copy each lets every
-batched matmul take BLAS's fast path."""
+batched matmul take BLAS's fast path. When NumPy's BLAS runs on two
+threads, large scores are computed in two halves of the batch on two threads
+(`_over_batch`), as NdArray's erf and GELU split their blocks."""
 
 from __future__ import annotations
 
@@ -13,23 +15,51 @@ from typing import Any
 
 import numpy as np
 
+from burnbook._helper_thread import TWO_CORES, both
+
+from .erf import _blas_threads
+
 
 def _t(a: np.ndarray) -> np.ndarray:
     return np.swapaxes(a, -1, -2)
 
 
+def _over_batch(b: int, size: int, work) -> None:
+    """work(batch slice) over the batch: two halves on two threads when
+    NumPy's BLAS runs on two and the scores are big (the ufuncs and the small
+    batched matmuls release the GIL), else at once."""
+    if b >= 2 and size >= _SPLIT_FROM and TWO_CORES and _blas_threads() > 1:
+        both(lambda: work(slice(0, b // 2)), lambda: work(slice(b // 2, b)))
+    else:
+        work(slice(None))
+
+
+_SPLIT_FROM = 1 << 19   # score elements [b, h, sq, sk] from which the batch is split
+
+
 def attention_with_weights(B: Any, q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: Any, scale: float,
                            fill: float) -> tuple:
     """`(out [b, h, sq, dv], weights [b, h, sq, sk])`."""
-    q, k, v = (np.ascontiguousarray(a) for a in (q, k, v))
-    w = np.matmul(q, _t(k))
-    w *= w.dtype.type(scale)
-    if mask is not None:
-        np.copyto(w, w.dtype.type(fill), where=mask)
-    w -= w.max(axis=-1, keepdims=True)
-    np.exp(w, out=w)
-    w /= w.sum(axis=-1, keepdims=True)
-    return np.matmul(w, v), w
+    b, h, sq, _ = q.shape
+    sk, dv = k.shape[2], v.shape[3]
+    w = np.empty((b, h, sq, sk), q.dtype)
+    out = np.empty((b, h, sq, dv), np.result_type(q, v))
+
+    def work(part: slice) -> None:
+        # the scale goes onto q (half the elements of the scores when d_k <= seq_k)
+        # in the pass that makes q contiguous anyway
+        qs = np.multiply(q[part], q.dtype.type(scale))
+        ws = w[part]
+        np.matmul(qs, _t(np.ascontiguousarray(k[part])), out=ws)
+        if mask is not None:
+            np.copyto(ws, ws.dtype.type(fill), where=mask if mask.shape[0] != b else mask[part])
+        ws -= ws.max(axis=-1, keepdims=True)
+        np.exp(ws, out=ws)
+        ws /= ws.sum(axis=-1, keepdims=True)
+        np.matmul(ws, np.ascontiguousarray(v[part]), out=out[part])
+
+    _over_batch(b, w.size, work)
+    return out, w
 
 
 def attention(B: Any, q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: Any, scale: float,
@@ -40,14 +70,20 @@ def attention(B: Any, q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: Any, sc
 def attention_backward(B: Any, q: np.ndarray, k: np.ndarray, v: np.ndarray, weights: np.ndarray,
                        grad: np.ndarray, mask: Any, scale: float) -> tuple:
     """`(dq, dk, dv)`."""
-    grad = np.ascontiguousarray(grad)
-    dv = np.matmul(_t(weights), grad)
-    ds = np.matmul(grad, _t(np.ascontiguousarray(v)))
-    ds -= np.einsum("...j,...j->...", ds, weights)[..., None]
-    ds *= weights
-    ds *= ds.dtype.type(scale)
-    if mask is not None:
-        np.copyto(ds, ds.dtype.type(0.0), where=mask)
-    dq = np.matmul(ds, np.ascontiguousarray(k))
-    dk = np.matmul(_t(ds), np.ascontiguousarray(q))
+    b = q.shape[0]
+    dq, dk, dv = np.empty(q.shape, q.dtype), np.empty(k.shape, k.dtype), np.empty(v.shape, v.dtype)
+
+    def work(part: slice) -> None:
+        g, wp = np.ascontiguousarray(grad[part]), weights[part]
+        np.matmul(_t(wp), g, out=dv[part])
+        ds = np.matmul(g, _t(np.ascontiguousarray(v[part])))
+        ds -= np.einsum("...j,...j->...", ds, wp)[..., None]
+        ds *= wp
+        ds *= ds.dtype.type(scale)
+        if mask is not None:
+            np.copyto(ds, ds.dtype.type(0.0), where=mask if mask.shape[0] != b else mask[part])
+        np.matmul(ds, np.ascontiguousarray(k[part]), out=dq[part])
+        np.matmul(_t(ds), np.ascontiguousarray(q[part]), out=dk[part])
+
+    _over_batch(b, weights.size, work)
     return dq, dk, dv

@@ -1,5 +1,6 @@
 """NdArray's whole-layer module ops: an LSTM or GRU layer as one NumPy loop;
-a layer norm as a few in-place NumPy calls.
+a layer norm and its backward as a few in-place NumPy calls; GELU and its
+backward through `gelu.py`'s table of Phi.
 
 The recurrent defaults (`backend/module_layers.py`) cost ~15 backend calls
 per time step, each a few microseconds of Python on the small `[batch, H]`
@@ -27,6 +28,7 @@ import numpy as np
 
 from .. import module_layers
 from .cache import cached
+from .gelu import gelu_backward_f32, gelu_f32, gelu_with_derivative_f32
 
 
 def _rows(weights: Sequence[np.ndarray]) -> np.ndarray:
@@ -178,40 +180,114 @@ def gru(x: np.ndarray, input_weights: Sequence[np.ndarray], input_biases: Sequen
     return out.transpose(2, 0, 1)
 
 
-def layer_norm(B: type, x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, epsilon: float) -> np.ndarray:
-    """The default's ops (the same bits: a mean is a sum then a divide, as
-    `float_mean_dim`) on one fresh array, updated in place."""
-    if x.dtype.char == "e" or x.shape[-1] == 0:  # f16 sums in f32; empty rows: the default's NaN
-        return module_layers.layer_norm(B, x, gamma, beta, epsilon)
+def layer_norm_backward(B: type, x: np.ndarray, gamma: np.ndarray, grad: np.ndarray, epsilon: float,
+                        stats: tuple | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The default's formulas (`module_layers.layer_norm_backward`) on the
+    forward's `stats` = (x^, r) (recomputed when None): dx = r (dy - mean(dy)
+    - x^ mean(dy x^)), dy = grad gamma; dgamma, dbeta the column sums of grad
+    x^ and grad. The row and column sums are matrix-vector products with a
+    ones vector (BLAS, several times faster than NumPy's short-row sums)."""
+    d = x.shape[-1]
+    if x.dtype.char == "e" or d == 0 or x.size == 0:
+        return module_layers.layer_norm_backward(B, x, gamma, grad, epsilon)
+    xhat, rstd = stats if stats is not None else layer_norm_with_stats(B, x, gamma, gamma, epsilon)[1]
+    rows = x.size // d
+    g2, xh2 = grad.reshape(rows, d), xhat.reshape(rows, d)
+    ones_d, ones_rows = np.ones(d, x.dtype), np.ones(rows, x.dtype)
+    dbeta = ones_rows @ g2
+    gx = np.multiply(g2, xh2)
+    dgamma = ones_rows @ gx
+    dy = np.multiply(g2, gamma)
+    inv_d = x.dtype.type(1.0 / d)
+    mean_dy = (dy @ ones_d)[:, None] * inv_d
+    np.multiply(dy, xh2, out=gx)
+    mean_dyx = (gx @ ones_d)[:, None] * inv_d
+    np.subtract(dy, mean_dy, out=dy)
+    np.multiply(xh2, mean_dyx, out=gx)
+    np.subtract(dy, gx, out=dy)
+    np.multiply(dy, rstd.reshape(rows, 1), out=dy)
+    return dy.reshape(x.shape), dgamma, dbeta
+
+
+def layer_norm_with_stats(B: type, x: np.ndarray, gamma: np.ndarray, beta: np.ndarray,
+                          epsilon: float) -> tuple[np.ndarray, tuple | None]:
+    """(`layer_norm`'s output, bit for bit, and (x^, r) for the backward: x^
+    `[..., d]` copied before gamma and beta are applied, r = 1 / sqrt(var +
+    epsilon) `[..., 1]`)."""
+    if x.dtype.char == "e" or x.shape[-1] == 0:
+        return module_layers.layer_norm(B, x, gamma, beta, epsilon), None
+    out, std = _standardised(x, epsilon)
+    xhat = out.copy()
+    np.multiply(out, gamma, out)
+    return np.add(out, beta, out), (xhat, np.reciprocal(std))
+
+
+def _standardised(x: np.ndarray, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
+    """((x - mean) / sqrt(var + epsilon), sqrt(var + epsilon) `[..., 1]`) over
+    the last dim, as the default's ops (the same bits: a mean is a sum then a
+    divide, as `float_mean_dim`), on one fresh array."""
     d = x.shape[-1]
     out = np.subtract(x, np.true_divide(np.add.reduce(x, axis=-1, keepdims=True), d))
     var = np.add.reduce(np.multiply(out, out), axis=-1, keepdims=True)
     np.true_divide(var, d, var)
     np.add(var, epsilon, var)
-    np.divide(out, np.sqrt(var, var), out)
+    std = np.sqrt(var, var)
+    return np.divide(out, std, out), std
+
+
+def layer_norm(B: type, x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, epsilon: float) -> np.ndarray:
+    """The default's ops (the same bits) on one fresh array, updated in place."""
+    if x.dtype.char == "e" or x.shape[-1] == 0:  # f16 sums in f32; empty rows: the default's NaN
+        return module_layers.layer_norm(B, x, gamma, beta, epsilon)
+    out = _standardised(x, epsilon)[0]
     np.multiply(out, gamma, out)
     return np.add(out, beta, out)
 
 
-# From this size on the default's five ops are faster: SciPy's ndtr is not
-# vectorised, the default's erf (`erf.py`'s table) is; around it they are even.
+# From this size on the table GELU (`gelu.py`) beats SciPy's ndtr, which is
+# not vectorised (a cephes call an element in f64).
 _GELU_NDTR_BELOW = 4096
 
 
 def gelu(B: type, x: np.ndarray) -> np.ndarray:
-    """x * Phi(x), Phi being SciPy's normal CDF (`special.ndtr`, computed in
-    f64 and rounded): two NumPy calls where the formula 0.5 x (1 + erf(x /
-    sqrt 2)) takes five, within 1.5 ulp of the exact value (Phi and the
-    product are each rounded to f32); from `_GELU_NDTR_BELOW` elements on,
-    the default's formula. f16 runs in f32."""
-    if x.size >= _GELU_NDTR_BELOW:
+    """x * Phi(x): below `_GELU_NDTR_BELOW` elements Phi is SciPy's normal CDF
+    (`special.ndtr`, computed in f64 and rounded), within 1.5 ulp; larger
+    f32 arrays read Phi from a table (`gelu.gelu_f32`, within 2.3 ulp and
+    several times faster than the exact erf). f16 runs in f32; f64 is the
+    default's formula with libm's erf."""
+    if x.dtype == np.float64:
         return module_layers.gelu(B, x)
+    if x.dtype.char == "e":
+        return gelu(B, x.astype(np.float32)).astype(np.float16)
+    if x.size >= _GELU_NDTR_BELOW:
+        return gelu_f32(x)
     from scipy.special import ndtr   # imported on first use: SciPy takes ~0.1 s to load
 
-    if x.dtype.char == "e":
-        return np.multiply(x, ndtr(x.astype(np.float32))).astype(np.float16)
     phi = ndtr(x)
     return np.multiply(x, phi, out=phi)
+
+
+def gelu_backward(B: type, x: np.ndarray, grad: np.ndarray) -> np.ndarray:
+    """grad * (Phi(x) + x phi(x)) from the table (`gelu.gelu_backward_f32`) for
+    f32 (f16 in f32); f64 the default's formula."""
+    if x.dtype == np.float64:
+        return module_layers.gelu_backward(B, x, grad)
+    if x.dtype.char == "e":
+        return gelu_backward_f32(x.astype(np.float32), grad.astype(np.float32)).astype(np.float16)
+    return gelu_backward_f32(x, grad)
+
+
+def gelu_with_derivative(B: type, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(gelu(x), Phi(x) + x phi(x)) in one pass of the table for large f32
+    arrays (f16 in f32); `gelu` and the default's derivative below
+    `_GELU_NDTR_BELOW` elements (so a tracked GELU gives `gelu`'s bits) and for
+    f64."""
+    if x.dtype == np.float64 or x.size < _GELU_NDTR_BELOW:
+        return gelu(B, x), module_layers.gelu_derivative(B, x)
+    if x.dtype.char == "e":
+        out, derivative = gelu_with_derivative_f32(x.astype(np.float32))
+        return out.astype(np.float16), derivative.astype(np.float16)
+    return gelu_with_derivative_f32(x)
 
 
 def hard_sigmoid(B: type, x: np.ndarray, alpha: float, beta: float) -> np.ndarray:

@@ -15,10 +15,13 @@ Max pools reduce the kh*kw strided tap views elementwise. No Python loop
 runs over the batch, the groups or the pixels, only over the kh*kw kernel
 taps (and the stride phases).
 
-LSTM and GRU layers are one NumPy loop each, layer norm a few in-place
-NumPy calls (`layers.py`).
-Everything else (1-D ops, average and adaptive pooling, embedding) uses the
-defaults of `ModuleOps`, which on NdArray are already a few NumPy matmuls.
+LSTM and GRU layers are one NumPy loop each, layer norm and its backward a
+few in-place NumPy calls (`layers.py`), GELU and its backward a table of
+Phi (`gelu.py`), attention scores, mask and softmax in place
+(`attention.py`).
+Everything else (1-D ops, average and adaptive pooling, the embedding
+itself) uses the defaults of `ModuleOps`, which on NdArray are already a
+few NumPy matmuls.
 """
 
 from __future__ import annotations
@@ -44,7 +47,11 @@ class NdArrayModuleOps(ModuleOps):
     lstm = staticmethod(layers.lstm)   # a recurrent layer as one NumPy loop
     gru = staticmethod(layers.gru)
     layer_norm = classmethod(layers.layer_norm)
-    gelu = classmethod(layers.gelu)    # x * Phi(x) in two NumPy calls
+    layer_norm_with_stats = classmethod(layers.layer_norm_with_stats)
+    layer_norm_backward = classmethod(layers.layer_norm_backward)
+    gelu = classmethod(layers.gelu)    # x * Phi(x): SciPy's ndtr, or a table of Phi (gelu.py)
+    gelu_backward = classmethod(layers.gelu_backward)
+    gelu_with_derivative = classmethod(layers.gelu_with_derivative)
     hard_sigmoid = classmethod(layers.hard_sigmoid)
     attention = classmethod(sdpa.attention)   # scores, mask, softmax in place on one array (attention.py)
     attention_with_weights = classmethod(sdpa.attention_with_weights)

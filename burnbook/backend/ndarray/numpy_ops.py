@@ -30,12 +30,30 @@ def scatter(dim: int, p: np.ndarray, indices: np.ndarray, values: np.ndarray) ->
 
 
 def select_assign(p: np.ndarray, dim: int, indices: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """A copy of `p` with `values` added to the slices at `indices` along `dim`."""
+    """A copy of `p` with `values` added to the slices at `indices` along `dim`.
+
+    Many indices (an embedding's backward: one per token) are sorted
+    (stably) and each run of equal ones summed by one `np.add.reduceat`
+    segment, then added once: the sums of `np.add.at`, which adds one slice
+    at a time (~6x slower on a GPT's ids), up to rounding, as reduceat may
+    pair the slices otherwise. Few indices take `np.add.at` itself."""
     out = p.copy()
+    if indices.size < _SORTED_FROM:
+        index = [slice(None)] * p.ndim
+        index[dim] = indices
+        np.add.at(out, tuple(index), values)
+        return out
+    order = np.argsort(indices, kind="stable")
+    ids = indices[order]
+    starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))
+    sums = np.add.reduceat(np.take(values, order, axis=dim), starts, axis=dim)
     index = [slice(None)] * p.ndim
-    index[dim] = indices
-    np.add.at(out, tuple(index), values)
+    index[dim] = ids[starts]
+    out[tuple(index)] += sums   # the ids in `starts` are distinct: no slice is added twice
     return out
+
+
+_SORTED_FROM = 64   # indices from which select_assign sorts and sums runs
 
 
 def mask_where(p: np.ndarray, mask: np.ndarray, values: np.ndarray) -> np.ndarray:
