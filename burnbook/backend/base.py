@@ -112,7 +112,7 @@ MODULE_OPS: tuple[str, ...] = (
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool2d_backward",
     "max_pool1d", "max_pool1d_with_indices", "max_pool2d", "max_pool2d_with_indices",
     "max_pool2d_with_indices_backward",
-    "embedding", "embedding_backward", "attention",
+    "embedding", "embedding_backward", "attention", "layer_norm", "gelu",
 )
 
 ALL_OPS: tuple[str, ...] = FLOAT_OPS + INT_OPS + BOOL_OPS + MODULE_OPS

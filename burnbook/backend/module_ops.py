@@ -98,10 +98,11 @@ class ModuleOps:
       recurrent layer, per-gate weights `[d, H]`/`[H, H]` and biases `[H]` or
       None; `layer_norm(x [..., d], gamma [d], beta [d],
       epsilon) -> [..., d]` over the last dim; `gelu(x) -> x * Phi(x)`
-      (the exact GELU); `hard_sigmoid(x, alpha, beta)`. They are composites, not in `MODULE_OPS`: the
-      default runs on any backend's primitives, and NdArray overrides them.
-      On `Autodiff[B]` the LSTM, GRU and hard sigmoid are tracked as their
-      primitives; layer norm and GELU are one tracked op each, whose rules
+      (the exact GELU); `hard_sigmoid(x, alpha, beta)`. They are composites
+      (the default runs on any backend's primitives) and NdArray overrides
+      them. On `Autodiff[B]` the LSTM, GRU and hard sigmoid (not in
+      `MODULE_OPS`) are tracked as their primitives; layer norm and GELU (in
+      `MODULE_OPS`) are one tracked op each, whose rules
       call, for layer norm, `layer_norm_with_stats(x, gamma, beta, epsilon)
       -> (out, stats)` in the tracked forward and `layer_norm_backward(x,
       gamma, grad, epsilon, stats) -> (dx, dgamma, dbeta)`, and, for GELU, `gelu_with_derivative(x) -> (gelu(x), Phi(x) +

@@ -23,7 +23,7 @@ from typing import Any
 from burnbook.kernels.elementwise import BinaryOp, UnaryOp
 from burnbook.kernels.reduce import Reduce
 
-from .. import attention_ops
+from .. import attention_ops, module_layers
 from ..decorator import Decorator
 from ..taichi.runtime import BOOL
 from . import executor
@@ -156,6 +156,9 @@ class Fusion(Decorator):
     max_pool2d_with_indices_backward = embedding = embedding_backward = passed_through
     # attention: the protocol's composite on Fusion's own ops, so its element-wise steps are recorded and fused
     attention = classmethod(attention_ops.attention)
+    # layer norm and GELU (and their autodiff helpers, inherited): the protocol's composites, fused as well
+    layer_norm = classmethod(module_layers.layer_norm)
+    gelu = classmethod(module_layers.gelu)
 
     @classmethod
     def sync(cls, device: Any = None) -> None:

@@ -1,7 +1,7 @@
 """Module ops (Burn's `ModuleOps`): conv1d/2d (stride, padding, dilation,
 groups, with and without bias), transposed convs, max pooling (with indices,
 dilation, ceil_mode), avg pooling (count_include_pad either way), adaptive
-avg pooling, embedding. Every backend inherits defaults written with the
+avg pooling, embedding, attention, layer norm, GELU. Every backend inherits defaults written with the
 primitive ops (`burnbook/backend/module_ops.py`), so a backend with those
 primitives passes these before it writes a single module op of its own.
 Arguments are what the protocol gets: options resolved to one tuple entry per
@@ -9,6 +9,8 @@ spatial dim. The `*_backward` module ops are the autodiff rules' helpers:
 `check_autodiff` exercises them."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -146,6 +148,29 @@ def _attention_case(b, h, sq, sk, dk, dv):
                 lambda q, k, v, m: _attention_reference(q, k, v, m, scale), rtol=1e-4, atol=1e-5)
 
 
+def _layer_norm_reference(x, gamma, beta):
+    x = x.astype(np.float64)
+    centred = x - x.mean(-1, keepdims=True)
+    return centred / np.sqrt((centred ** 2).mean(-1, keepdims=True) + 1e-5) * gamma + beta
+
+
+def _layer_norm_case(shape):
+    d = shape[-1]
+    return Case(f"layer_norm[{_t(shape)}]", F, "layer_norm",
+                lambda rng: (uniform(rng, shape, -3.0, 5.0), uniform(rng, (d,)), uniform(rng, (d,))),
+                lambda B, dev, x, g, b: B.layer_norm(x, g, b, 1e-5), _layer_norm_reference, rtol=1e-4, atol=1e-5)
+
+
+def _gelu_reference(x):
+    x = x.astype(np.float64)
+    return x * 0.5 * np.array([math.erfc(-v / math.sqrt(2.0)) for v in x.reshape(-1)]).reshape(x.shape)
+
+
+def _gelu_case(shape):
+    return Case(f"gelu[{_t(shape)}]", F, "gelu", lambda rng: (uniform(rng, shape, -6.0, 6.0),),
+                lambda B, dev, x: B.gelu(x), _gelu_reference, rtol=1e-5, atol=1e-6)
+
+
 CASES: list[Case] = [
     _conv2d_case((2, 3, 5, 5), (4, 3, 3, 3), True),
     _conv2d_case((1, 2, 6, 5), (3, 2, 3, 2), False, stride=2, padding=1),
@@ -171,4 +196,8 @@ CASES: list[Case] = [
     _embedding_case(5, 3, (1, 6)),
     _attention_case(2, 3, 4, 5, 6, 2),
     _attention_case(1, 2, 3, 3, 4, 4),
+    _layer_norm_case((2, 3, 8)),
+    _layer_norm_case((5, 1)),
+    _gelu_case((3, 5)),
+    _gelu_case((64, 80)),   # past NdArray's 4096 elements: its table of Phi
 ]
