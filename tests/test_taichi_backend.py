@@ -847,6 +847,8 @@ def module_args(op: str) -> list:
         "embedding_backward": [f((10, 4)), f((2, 5, 4), "swap"), idx],
         "attention": [f((2, 3, 4, 5)), f((2, 3, 6, 5)), f((2, 3, 6, 2)), pair(RNG.random((2, 1, 4, 6)) < 0.3),
                       0.45, -1.0e4],
+        "layer_norm": [f((2, 3, 8), "swap"), f((8,)), f((8,)), 1e-5],
+        "gelu": [f((3, 70), "slice")],
     }
     return args[op]
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from burnbook._blas import one_thread
 from burnbook._helper_thread import TWO_CORES, both
 
 from .erf import _blas_threads
@@ -28,10 +29,13 @@ def _over_batch(b: int, size: int, work) -> None:
     """work(batch slice) over the batch: two halves on two threads when
     NumPy's BLAS runs on two and the scores are big (the ufuncs and the small
     batched matmuls release the GIL), else at once."""
-    if b >= 2 and size >= _SPLIT_FROM and TWO_CORES and _blas_threads() > 1:
-        both(lambda: work(slice(0, b // 2)), lambda: work(slice(b // 2, b)))
-    else:
-        work(slice(None))
+    # The small batched matmuls run on one BLAS thread either way: OpenBLAS's
+    # own workers would spin on the core the other half needs (`_blas.py`).
+    with one_thread(_blas_threads() > 1):
+        if b >= 2 and size >= _SPLIT_FROM and TWO_CORES and _blas_threads() > 1:
+            both(lambda: work(slice(0, b // 2)), lambda: work(slice(b // 2, b)))
+        else:
+            work(slice(None))
 
 
 _SPLIT_FROM = 1 << 19   # score elements [b, h, sq, sk] from which the batch is split

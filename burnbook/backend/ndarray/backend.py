@@ -12,6 +12,7 @@ import numpy as np
 from ..base import Backend, share_layout_ops
 from .device import CPU, Cpu
 from .erf import np_erf
+from .matmul import matmul
 from .module_ops import NdArrayModuleOps
 from .numpy_ops import (
     clamp, full_reduce, gather, int_div, mask_fill, mask_where, scatter, select_assign, slice_assign, via_f64,
@@ -268,7 +269,7 @@ class NdArray(NdArrayModuleOps, Backend):
         return np.expand_dims(np.argmin(p, axis=dim), dim).astype(np.int64, copy=False)
 
     # -- linear algebra and conversion -------------------------------------------
-    float_matmul = staticmethod(np.matmul)
+    float_matmul = staticmethod(matmul)   # one BLAS thread a call, halves on two threads (matmul.py)
 
     @staticmethod
     def float_into_int(p):

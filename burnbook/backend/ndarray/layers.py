@@ -26,6 +26,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from burnbook._blas import blas_threads, one_thread
+
 from .. import module_layers
 from .cache import cached
 from .gelu import gelu_backward_f32, gelu_f32, gelu_with_derivative_f32
@@ -191,6 +193,13 @@ def layer_norm_backward(B: type, x: np.ndarray, gamma: np.ndarray, grad: np.ndar
     if x.dtype.char == "e" or d == 0 or x.size == 0:
         return module_layers.layer_norm_backward(B, x, gamma, grad, epsilon)
     xhat, rstd = stats if stats is not None else layer_norm_with_stats(B, x, gamma, gamma, epsilon)[1]
+    with one_thread(blas_threads() > 1):   # matrix-vector products: OpenBLAS's workers would only spin after
+        return _layer_norm_grads(x, gamma, grad, xhat, rstd)
+
+
+def _layer_norm_grads(x: np.ndarray, gamma: np.ndarray, grad: np.ndarray, xhat: np.ndarray,
+                      rstd: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    d = x.shape[-1]
     rows = x.size // d
     g2, xh2 = grad.reshape(rows, d), xhat.reshape(rows, d)
     ones_d, ones_rows = np.ones(d, x.dtype), np.ones(rows, x.dtype)

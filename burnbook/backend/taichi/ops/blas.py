@@ -10,12 +10,9 @@ ops/launch.py's `matmul` calls `run` here or the kernel.
 
 from __future__ import annotations
 
-import contextlib
-import math
-
 import numpy as np
 
-from burnbook._blas import openblas_threads
+from burnbook._blas import one_thread, product_halves
 from burnbook._helper_thread import both
 
 from ..launcher import host_array, host_view, write_host
@@ -27,45 +24,14 @@ __all__ = ["SMALL_GEMM", "SPLIT_GEMM", "run"]
 SMALL_GEMM = 1 << 26  # m*n*k below which a matrix product runs on one BLAS thread (see `run`)
 
 
-@contextlib.contextmanager
-def _one_blas_thread(active: bool):
-    """NumPy's OpenBLAS on one thread for the block, when `active`."""
-    found = openblas_threads() if active else None
-    before = int(found[0]()) if found else 1
-    if before > 1:
-        found[1](1)
-    try:
-        yield
-    finally:
-        if before > 1:
-            found[1](before)
-
-
 SPLIT_GEMM = 1 << 23  # m*n*k (summed over the batch) from which two threads share a product
 
 
 def _halves(oshape: tuple, lshape: tuple, rshape: tuple) -> tuple | None:
-    """Index tuples splitting a product in two halves along its first batch
-    dim (rows where it has none), or None where it stays whole: too small,
-    or BLAS limited to one thread (then this process asked for one thread).
-    Two BLAS calls on two Python threads, each on one BLAS thread, use both
-    cores without OpenBLAS's own workers, which spin on a core after each
-    call (see `run`); each output element is still one dot product, so the
-    result is the same."""
-    found = openblas_threads()
-    if found is None or int(found[0]()) < 2 or math.prod(oshape) * lshape[-1] < SPLIT_GEMM:
-        return None
-    whole = slice(None)
-    if len(oshape) > 2 and oshape[0] > 1:
-        cut = oshape[0] // 2
-        # (lhs, rhs, out) indices; an operand broadcast along the batch dim is read whole.
-        return tuple(tuple(h if shape[0] > 1 else whole for shape in (lshape, rshape)) + (h,)
-                     for h in (slice(0, cut), slice(cut, None)))
-    if oshape[-2] < 2:
-        return None
-    cut = oshape[-2] // 2
-    top, bottom = (Ellipsis, slice(0, cut), whole), (Ellipsis, slice(cut, None), whole)
-    return (top, (Ellipsis,), top), (bottom, (Ellipsis,), bottom)
+    """`product_halves` from SPLIT_GEMM on. Two BLAS calls on two Python
+    threads, each on one BLAS thread, use both cores without OpenBLAS's own
+    workers, which spin on a core after each call (see `run`)."""
+    return product_halves(oshape, lshape, rshape, SPLIT_GEMM)
 
 
 def _np_view(view: tuple, shape: tuple, np_dtype) -> np.ndarray:
@@ -90,15 +56,15 @@ def run(out, lhs: tuple, rhs: tuple, lshape: tuple, rshape: tuple, oshape: tuple
     # (the guide CNN step's products: 8.0 -> 5.6 ms a step).
     small = oshape[-2] * oshape[-1] * lshape[-1] < SMALL_GEMM
     if SETTINGS.launch == "public":
-        with _one_blas_thread(small):
+        with one_thread(small):
             write_host(out, np.matmul(a, b))
         return
     o = host_array(out, np_dtype).reshape(oshape)
     halves = _halves(oshape, lshape, rshape) if small else None
     if halves is None:
-        with _one_blas_thread(small):
+        with one_thread(small):
             np.matmul(a, b, out=o)
         return
     (la, lb, lo), (ha, hb, ho) = halves
-    with _one_blas_thread(True):
+    with one_thread(True):
         both(lambda: np.matmul(a[la], b[lb], out=o[lo]), lambda: np.matmul(a[ha], b[hb], out=o[ho]))
