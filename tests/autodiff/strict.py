@@ -53,7 +53,7 @@ def _unbox(x, op, kind=None):
 
 
 def _check(op, args):
-    base = op.split("_", 1)[1]
+    base = op.split("_", 1)[-1]   # module ops (gelu, attention, conv2d) have no kind prefix
     if base in ("comparison",):
         return
     prims = [a for a in args if isinstance(a, Box)]
@@ -86,6 +86,8 @@ def _check(op, args):
 def _wrap_op(op):
     fn = getattr(NdArray, op)
     kind = op.split("_", 1)[0]
+    if kind not in ("float", "int", "bool"):   # a module op: Float primitives
+        kind = "float"
     out_kind = _RETURNS.get(op, kind)
     if op.endswith("_from_data") or op in ("float_empty", "float_full", "float_random",
                                            "int_empty", "int_full", "bool_empty", "int_arange"):
