@@ -135,7 +135,8 @@ def test_multi_head_attention_runs_the_op_and_makes_weights_only_when_read(monke
 
 def test_ndarray_two_thread_batch_split_gives_the_same_values(monkeypatch) -> None:
     """With NumPy's BLAS on two threads NdArray splits large attention over
-    the batch (two halves on two threads): the same outputs and gradients,
+    the batch (two halves on two threads, each walked in cache-sized chunks
+    of batch elements): the same outputs and gradients,
     with a per-batch mask and with one broadcast over the batch."""
     from burnbook.backend import NdArray
     from burnbook.backend.ndarray import attention as sdpa
@@ -150,6 +151,7 @@ def test_ndarray_two_thread_batch_split_gives_the_same_values(monkeypatch) -> No
         monkeypatch.setattr(sdpa, "_blas_threads", lambda: 2)
         monkeypatch.setattr(sdpa, "_SPLIT_FROM", 1)
         monkeypatch.setattr(sdpa, "TWO_CORES", True)
+        monkeypatch.setattr(sdpa, "_CHUNK", 1)   # and one batch element a chunk
         out2, w2 = NdArray.attention_with_weights(q, k, v, mask, 0.5, -1.0e4)
         grads2 = NdArray.attention_backward(q, k, v, w2, g, mask, 0.5)
         for a, b in zip((out1, w1, *grads1), (out2, w2, *grads2)):

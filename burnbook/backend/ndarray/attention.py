@@ -5,9 +5,10 @@ backward each run in place on one `[b, h, sq, sk]` array, where the default
 makes a fresh array per primitive op (a GPT step's attention made ~10 of
 them per layer, forward and backward). q, k, v arrive as strided views of
 the heads' projections (`swap_dims`); one contiguous copy each lets every
-batched matmul take BLAS's fast path. When NumPy's BLAS runs on two
-threads, large scores are computed in two halves of the batch on two threads
-(`_over_batch`), as NdArray's erf and GELU split their blocks."""
+batched matmul take BLAS's fast path. The batch is walked in chunks whose
+scores fit the caches, and when NumPy's BLAS runs on two threads, large
+scores in two halves of the batch on two threads (`_over_batch`), as
+NdArray's erf and GELU split their blocks."""
 
 from __future__ import annotations
 
@@ -26,19 +27,30 @@ def _t(a: np.ndarray) -> np.ndarray:
 
 
 def _over_batch(b: int, size: int, work) -> None:
-    """work(batch slice) over the batch: two halves on two threads when
-    NumPy's BLAS runs on two and the scores are big (the ufuncs and the small
-    batched matmuls release the GIL), else at once."""
+    """work(batch slice) over the batch, in chunks of whole batch elements
+    whose scores (`_CHUNK` elements or the fewest above) stay in the CPU's
+    caches while the mask, softmax and their backward pass over them (a
+    whole `[b, h, sq, sk]` array at a time goes to memory on every pass);
+    the chunks in two halves on two threads when NumPy's BLAS runs on two
+    and the scores are big (the ufuncs and the small batched matmuls release
+    the GIL)."""
+    per = max(1, _CHUNK // max(1, size // max(b, 1)))   # batch elements a chunk
+
+    def chunks(begin: int, end: int) -> None:
+        for start in range(begin, end, per):
+            work(slice(start, min(start + per, end)))
+
     # The small batched matmuls run on one BLAS thread either way: OpenBLAS's
     # own workers would spin on the core the other half needs (`_blas.py`).
     with one_thread(_blas_threads() > 1):
         if b >= 2 and size >= _SPLIT_FROM and TWO_CORES and _blas_threads() > 1:
-            both(lambda: work(slice(0, b // 2)), lambda: work(slice(b // 2, b)))
+            both(lambda: chunks(0, b // 2), lambda: chunks(b // 2, b))
         else:
-            work(slice(None))
+            chunks(0, b)
 
 
 _SPLIT_FROM = 1 << 19   # score elements [b, h, sq, sk] from which the batch is split
+_CHUNK = 1 << 18        # score elements a chunk (1 MiB of f32: on a GPT step 256 KiB cost more calls than it saved)
 
 
 def attention_with_weights(B: Any, q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: Any, scale: float,
