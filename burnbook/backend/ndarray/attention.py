@@ -42,8 +42,9 @@ def _over_batch(b: int, size: int, work) -> None:
 
     # The small batched matmuls run on one BLAS thread either way: OpenBLAS's
     # own workers would spin on the core the other half needs (`_blas.py`).
-    with one_thread(_blas_threads() > 1):
-        if b >= 2 and size >= _SPLIT_FROM and TWO_CORES and _blas_threads() > 1:
+    threads = _blas_threads()   # read before one_thread sets it to 1
+    with one_thread(threads > 1):
+        if b >= 2 and size >= _SPLIT_FROM and TWO_CORES and threads > 1:
             both(lambda: chunks(0, b // 2), lambda: chunks(b // 2, b))
         else:
             chunks(0, b)
