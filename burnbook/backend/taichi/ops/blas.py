@@ -18,10 +18,7 @@ from burnbook._helper_thread import both
 from ..launcher import host_array, host_view, write_host
 from ..settings import SETTINGS
 
-__all__ = ["SMALL_GEMM", "SPLIT_GEMM", "run"]
-
-
-SMALL_GEMM = 1 << 26  # m*n*k below which a matrix product runs on one BLAS thread (see `run`)
+__all__ = ["SPLIT_GEMM", "run"]
 
 
 SPLIT_GEMM = 1 << 23  # m*n*k (summed over the batch) from which two threads share a product
@@ -45,26 +42,28 @@ def run(out, lhs: tuple, rhs: tuple, lshape: tuple, rshape: tuple, oshape: tuple
     broadcasting; K >= 1."""
     a = _np_view(lhs, lshape, np_dtype)
     b = _np_view(rhs, rshape, np_dtype)
-    # Matrix products below SMALL_GEMM run on one BLAS thread (NumPy runs
-    # a batched matmul as one BLAS call per matrix). Waking OpenBLAS's
-    # workers costs more than they save there, and after the call they
-    # spin on a core that Taichi's next parallel kernel needs. Measured on
-    # the busy 2-core box, guide CNN step: a conv's 64 GEMMs took 1.3 s on
+    # Every product runs on one BLAS thread. Waking OpenBLAS's workers
+    # costs more than they save on small products (NumPy runs a batched
+    # matmul as one BLAS call per matrix), and after any multi-threaded call
+    # they spin on a core that Taichi's next parallel kernel needs. Measured
+    # on the busy 2-core box, guide CNN step: a conv's 64 GEMMs took 1.3 s on
     # 2 threads (each hand-off can wait a scheduler tick), 8 ms on one.
     # From SPLIT_GEMM on, two halves run on two Python threads instead
     # (`_halves`): one hand-off per product, no spinning workers after it
-    # (the guide CNN step's products: 8.0 -> 5.6 ms a step).
-    small = oshape[-2] * oshape[-1] * lshape[-1] < SMALL_GEMM
+    # (the guide CNN step's products: 8.0 -> 5.6 ms a step). Products of 2^26
+    # multiply-adds or more were left to OpenBLAS's threads until issue 34:
+    # a GPT step's feed-forward products are that big, and the workers they
+    # woke took the second core from the fused kernels that followed.
     if SETTINGS.launch == "public":
-        with one_thread(small):
+        with one_thread():
             write_host(out, np.matmul(a, b))
         return
     o = host_array(out, np_dtype).reshape(oshape)
-    halves = _halves(oshape, lshape, rshape) if small else None
+    halves = _halves(oshape, lshape, rshape)
     if halves is None:
-        with one_thread(small):
+        with one_thread():
             np.matmul(a, b, out=o)
         return
     (la, lb, lo), (ha, hb, ho) = halves
-    with one_thread(True):
+    with one_thread():
         both(lambda: np.matmul(a[la], b[lb], out=o[lo]), lambda: np.matmul(a[ha], b[hb], out=o[ho]))
