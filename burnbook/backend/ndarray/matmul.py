@@ -24,12 +24,16 @@ from burnbook._helper_thread import TWO_CORES, both
 __all__ = ["SPLIT_FROM", "matmul"]
 
 SPLIT_FROM = 1 << 22   # multiply-adds from which a product runs as two halves on two threads
+# OpenBLAS runs a GEMM of fewer multiply-adds than this on the calling thread
+# whatever its thread count (65536 x its GEMM_MULTITHREAD_THRESHOLD, 4), so
+# such a product wakes no worker and needs no switch.
+_OPENBLAS_SERIAL_BELOW = 1 << 18
 
 
 def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """`a [..., m, k] @ b [..., k, n]` as `np.matmul` (batch dims broadcast)."""
-    if blas_threads() < 2 or not TWO_CORES:
-        return np.matmul(a, b)
+    if a.size * b.shape[-1] < _OPENBLAS_SERIAL_BELOW or blas_threads() < 2 or not TWO_CORES:
+        return np.matmul(a, b)   # small products: no thread set-up cost (a 2x2 product is ~1 us)
     if a.ndim != b.ndim or a.ndim < 2:
         with one_thread():
             return np.matmul(a, b)
