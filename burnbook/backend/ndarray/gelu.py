@@ -1,15 +1,16 @@
-"""NdArray's GELU for large f32 arrays: x Phi(x) and its gradient grad (Phi(x)
-+ x phi(x)), from a table of Phi instead of an erf per element.
+"""NdArray's GELU for large f32 arrays: x Phi(x), its derivative Phi(x) + x
+phi(x) and the gradient grad (Phi(x) + x phi(x)), from a table of Phi
+instead of an erf per element.
 
 Phi, the normal CDF, is tabulated at the grid points x_k = k/2048 of [-14,
 6] and corrected by Taylor's series about x, Phi(x) ~ Phi(x_k) + phi(x) d
 (1 + x d / 2) with d = x - x_k, |d| <= 1/4096 (Phi'' = -x phi), the density
-phi(x) = e^(-x^2/2) / sqrt(2 pi) coming from NumPy's exp (the backward needs
-it anyway). The scaled 2048 x, its rounding k and d are exact in f32 (a power
-of two); the dropped third-order term is below 1e-11 relative to Phi for
-|x| < 6 (x^2 d^3 / 6), so what remains is f32 rounding: the table's, exp's
-and a few products' (measured on 1M normal draws and a grid of [-20, 20]:
-within 2 ulp of x Phi(x) in f64 for |x| < 3).
+phi(x) = e^(-x^2/2) / sqrt(2 pi) coming from NumPy's exp (the derivative
+needs it anyway). The scaled 2048 x, its rounding k and d are exact in f32 (a
+power of two); the dropped third-order term is below 1e-11 relative to Phi
+for |x| < 6 (x^2 d^3 / 6), so what remains is f32 rounding: the table's,
+exp's and a few products' (measured on 1M normal draws and a grid of [-20,
+20]: within 2.3 ulp of x Phi(x) in f64 wherever that exceeds 1e-30).
 That beats the formula 0.5 x (1 + erf(x / sqrt 2)) in f32 (PyTorch's, and
 `module_layers.gelu`'s) on the negative side, where 1 + erf cancels: at x = -4
 an exactly rounded erf still leaves (1 + erf) 5e-4 off. Above 6, Phi rounds
@@ -19,10 +20,11 @@ x = -inf gives NaN as the formula does, and NaN stays NaN.
 Why (issue 34): a GPT step's GELU, on `[batch * seq, 4 d]` activations, was
 a quarter of its NdArray time through the exactly rounded erf (`erf.py`,
 ~20 NumPy passes and two gathers an element) and the composite's backward.
-Here the forward is 20 contiguous f32 passes and one gather per element (the
-gather, NumPy's `take`, costs as much as eight passes), the backward three more, over blocks of 64K elements
-whose buffers stay in the caches, split with the helper thread when NumPy's
-BLAS runs on two (as `erf_f32`).
+Here the tracked forward (`gelu_with_derivative_f32`) is 23 contiguous f32
+passes and one gather an element (the gather, NumPy's `take`, costs as much
+as eight passes) over blocks of 64K elements whose buffers stay in the
+caches, split with the helper thread when NumPy's BLAS runs on two (as
+`erf_f32`), and the backward is one product with the kept derivative.
 """
 
 from __future__ import annotations
