@@ -186,20 +186,24 @@ def layer_norm_backward(B: Any, x: Any, gamma: Any, grad: Any, epsilon: float,
     return dx, dgamma, dbeta
 
 
+def _one_plus_erf(B: Any, x: Any) -> Any:
+    """1 + erf(x / sqrt 2) (2 Phi(x)), the factor GELU and its derivative share."""
+    return B.float_add_scalar(B.float_erf(B.float_div_scalar(x, math.sqrt(2.0))), 1.0)
+
+
 def gelu(B: Any, x: Any) -> Any:
     """x * Phi(x) with the exact error function: 0.5 x (1 + erf(x / sqrt 2)),
     in that order of ops (what `activation.gelu` did before it was one op)."""
-    return B.float_mul_scalar(B.float_mul(x, B.float_add_scalar(B.float_erf(B.float_div_scalar(x, math.sqrt(2.0))), 1.0)),
-                              0.5)
+    return B.float_mul_scalar(B.float_mul(x, _one_plus_erf(B, x)), 0.5)
 
 
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
-def gelu_derivative(B: Any, x: Any) -> Any:
+def gelu_derivative(B: Any, x: Any, one_plus_erf: Any = None) -> Any:
     """d GELU / dx = Phi(x) + x phi(x), phi being the normal density e^(-x^2/2)
-    / sqrt(2 pi)."""
-    cdf = B.float_mul_scalar(B.float_add_scalar(B.float_erf(B.float_div_scalar(x, math.sqrt(2.0))), 1.0), 0.5)
+    / sqrt(2 pi) (`one_plus_erf`, 2 Phi(x), when it is at hand)."""
+    cdf = B.float_mul_scalar(_one_plus_erf(B, x) if one_plus_erf is None else one_plus_erf, 0.5)
     pdf = B.float_mul_scalar(B.float_exp(B.float_mul_scalar(B.float_mul(x, x), -0.5)), _INV_SQRT_2PI)
     return B.float_add(cdf, B.float_mul(x, pdf))
 
@@ -214,9 +218,13 @@ def gelu_backward(B: Any, x: Any, grad: Any) -> Any:
 
 def gelu_with_derivative(B: Any, x: Any) -> tuple[Any, Any]:
     """`(gelu(x), Phi(x) + x phi(x))`: the forward an autodiff rule runs, so
-    its backward is one product, grad * derivative (a backend computes both
-    from one Phi and one phi)."""
-    return B.gelu(x), gelu_derivative(B, x)
+    its backward is one product, grad * derivative. Where B's `gelu` is this
+    module's formula (Taichi, Fusion), both come from one erf; a backend with
+    a `gelu` of its own gets that op's output (NdArray overrides this too)."""
+    if getattr(B.gelu, "__func__", None) is not gelu:
+        return B.gelu(x), gelu_derivative(B, x)
+    one_plus_erf = _one_plus_erf(B, x)
+    return B.float_mul_scalar(B.float_mul(x, one_plus_erf), 0.5), gelu_derivative(B, x, one_plus_erf)
 
 
 def hard_sigmoid(B: Any, x: Any, alpha: float, beta: float) -> Any:

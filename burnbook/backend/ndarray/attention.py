@@ -16,14 +16,18 @@ from typing import Any
 
 import numpy as np
 
-from burnbook._blas import one_thread
+from burnbook._blas import blas_threads as _blas_threads, one_thread
 from burnbook._helper_thread import TWO_CORES, both
 
-from .erf import _blas_threads
 
 
 def _t(a: np.ndarray) -> np.ndarray:
     return np.swapaxes(a, -1, -2)
+
+
+def _mask_of(mask: np.ndarray, b: int, part: slice) -> np.ndarray:
+    """The mask rows of batch slice `part` (a mask broadcast over the batch, `[1, ...]`, whole)."""
+    return mask[part] if mask.shape[0] == b else mask
 
 
 def _over_batch(b: int, size: int, work) -> None:
@@ -69,7 +73,7 @@ def attention_with_weights(B: Any, q: np.ndarray, k: np.ndarray, v: np.ndarray, 
         ws = w[part]
         np.matmul(qs, _t(np.ascontiguousarray(k[part])), out=ws)
         if mask is not None:
-            np.copyto(ws, ws.dtype.type(fill), where=mask if mask.shape[0] != b else mask[part])
+            np.copyto(ws, ws.dtype.type(fill), where=_mask_of(mask, b, part))
         ws -= ws.max(axis=-1, keepdims=True)
         np.exp(ws, out=ws)
         ws /= ws.sum(axis=-1, keepdims=True)
@@ -98,7 +102,7 @@ def attention_backward(B: Any, q: np.ndarray, k: np.ndarray, v: np.ndarray, weig
         ds *= wp
         ds *= ds.dtype.type(scale)
         if mask is not None:
-            np.copyto(ds, ds.dtype.type(0.0), where=mask if mask.shape[0] != b else mask[part])
+            np.copyto(ds, ds.dtype.type(0.0), where=_mask_of(mask, b, part))
         np.matmul(ds, np.ascontiguousarray(k[part]), out=dq[part])
         np.matmul(_t(ds), np.ascontiguousarray(q[part]), out=dk[part])
 

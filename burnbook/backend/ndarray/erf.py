@@ -34,13 +34,14 @@ on one thread and ~8 ms on two, where whole-array passes took ~28 ms
 from __future__ import annotations
 
 import math
+from typing import Any, Callable
 
 import numpy as np
 
-from burnbook._blas import openblas_threads
+from burnbook._blas import blas_threads as _blas_threads
 from burnbook._helper_thread import TWO_CORES, both
 
-__all__ = ["erf_f32", "np_erf"]
+__all__ = ["erf_f32", "in_halves", "np_erf"]
 
 _STEPS = 2048             # grid points per unit
 _TOP = 4.0                # erf(4) = 1 - 1.5e-8 rounds to 1.0 in f32, as does everything past it
@@ -81,15 +82,7 @@ def erf_f32(x: np.ndarray) -> np.ndarray:
     n = flat.size
     out = np.empty(n, np.float32)
     tables = _pair_tables()   # built here, before any helper thread reads them
-    if n >= _SPLIT_FROM and TWO_CORES and _blas_threads() > 1:
-        # NdArray's matmuls run on several threads: so does its erf, the
-        # blocks in two halves, one on burnbook's helper thread (the ufuncs
-        # release the GIL), as Taichi's host BLAS path splits a product.
-        half = (n // 2 // _BLOCK) * _BLOCK
-        first, second = both(lambda: _blocks(tables, flat, out, 0, half), lambda: _blocks(tables, flat, out, half, n))
-        redo = first + second
-    else:
-        redo = _blocks(tables, flat, out, 0, n)
+    redo = [i for part in in_halves(n, lambda begin, end: _blocks(tables, flat, out, begin, end)) for i in part]
     if redo:
         where = np.concatenate(redo)
         out[where] = [math.erf(v) for v in flat[where].astype(np.float64).tolist()]
@@ -101,10 +94,15 @@ def erf_f32(x: np.ndarray) -> np.ndarray:
 _SPLIT_FROM = 1 << 18
 
 
-def _blas_threads() -> int:
-    """NumPy's OpenBLAS thread count (1 when it cannot be read)."""
-    found = openblas_threads()
-    return int(found[0]()) if found else 1
+def in_halves(n: int, run: Callable[[int, int], Any]) -> list:
+    """[run(begin, end)] over [0, n) in `_BLOCK`-aligned pieces: where NumPy's
+    matmuls run on several threads and n is large, two halves at once, the
+    second on burnbook's helper thread (the ufuncs release the GIL), as the
+    BLAS paths split a product; else one call. Shared with `gelu.py`."""
+    if n >= _SPLIT_FROM and TWO_CORES and _blas_threads() > 1:
+        half = (n // 2 // _BLOCK) * _BLOCK
+        return list(both(lambda: run(0, half), lambda: run(half, n)))
+    return [run(0, n)]
 
 
 def _blocks(tables: list, flat: np.ndarray, out: np.ndarray, begin: int, end: int) -> list:

@@ -33,16 +33,12 @@ import math
 
 import numpy as np
 
-from burnbook._helper_thread import TWO_CORES, both
-
-from .erf import _blas_threads
+from .erf import _BLOCK, in_halves
 
 __all__ = ["gelu_backward_f32", "gelu_f32", "gelu_with_derivative_f32"]
 
 _STEPS = 2048                 # grid points per unit
 _LOW, _HIGH = -14.0, 6.0      # Phi(-14) ~ 8e-45 (taken as 0), Phi(6) rounds to 1 in f32
-_BLOCK = 1 << 16
-_SPLIT_FROM = 1 << 18         # from this many elements, two threads when BLAS has two
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 # Adding 1.5 * 2^23 to an f32 below 2^22 in size rounds it to an integer (half
 # to even, as rint) held in the low mantissa bits: one pass gives both k (as
@@ -61,16 +57,6 @@ def _cdf_table() -> np.ndarray:
         cdf[0] = 0.0
         _table[:] = [cdf.astype(np.float32)]   # one store: threads may race here
     return _table[0]
-
-
-def _split(n: int, run) -> None:
-    """run(begin, end) over [0, n): in two halves on two threads where NumPy's
-    BLAS runs on two (the ufuncs release the GIL), else at once."""
-    if n >= _SPLIT_FROM and TWO_CORES and _blas_threads() > 1:
-        half = (n // 2 // _BLOCK) * _BLOCK
-        both(lambda: run(0, half), lambda: run(half, n))
-    else:
-        run(0, n)
 
 
 class _Block:
@@ -112,7 +98,8 @@ class _Block:
 
 
 def _walk(n: int, body) -> None:
-    """body(block, start, stop) over [0, n) in `_BLOCK` pieces on one or two threads."""
+    """body(block, start, stop) over [0, n) in `_BLOCK` pieces, in two halves on
+    two threads where `erf.in_halves` splits (as erf_f32's blocks)."""
     def run(begin: int, end: int) -> None:
         block = _Block(min(_BLOCK, end - begin))
         with np.errstate(invalid="ignore", over="ignore", under="ignore"):   # NaN's cast, exp's tails
@@ -123,51 +110,45 @@ def _walk(n: int, body) -> None:
                 body(block, start, stop)
 
     _cdf_table()   # built here, before a helper thread reads it
-    _split(n, run)
+    in_halves(n, run)
 
 
-def gelu_f32(x: np.ndarray) -> np.ndarray:
-    """x Phi(x) of an f32 array `[...]` (same shape)."""
+def _run(x: np.ndarray, forward: bool, grad: np.ndarray | None = None, derivative: bool = True) -> tuple:
+    """(x Phi(x) or None, Phi(x) + x phi(x) times `grad` when given, or None
+    when not `derivative`) of an f32 array, from one Phi and phi an element."""
     flat = np.ascontiguousarray(x).reshape(-1)
-    out = np.empty(flat.size, np.float32)
-
-    def body(block: _Block, start: int, stop: int) -> None:
-        xs = flat[start:stop]
-        np.multiply(xs, block.pdf_cdf(xs)[1], out=out[start:stop])
-
-    _walk(flat.size, body)
-    return out.reshape(x.shape)
-
-
-def gelu_backward_f32(x: np.ndarray, grad: np.ndarray) -> np.ndarray:
-    """grad (Phi(x) + x phi(x)) for f32 `x` and `grad` of one shape."""
-    flat = np.ascontiguousarray(x).reshape(-1)
-    g = np.ascontiguousarray(grad, np.float32).reshape(-1)
-    out = np.empty(flat.size, np.float32)
+    out = np.empty(flat.size, np.float32) if forward else None
+    deriv = np.empty(flat.size, np.float32) if derivative else None
+    g = None if grad is None else np.ascontiguousarray(grad, np.float32).reshape(-1)
 
     def body(block: _Block, start: int, stop: int) -> None:
         xs = flat[start:stop]
         pdf, cdf = block.pdf_cdf(xs)
-        np.multiply(pdf, xs, out=pdf)
-        np.add(pdf, cdf, out=pdf)
-        np.multiply(pdf, g[start:stop], out=out[start:stop])
+        if forward:
+            np.multiply(xs, cdf, out=out[start:stop])
+        if derivative:
+            np.multiply(pdf, xs, out=pdf)
+            if g is None:
+                np.add(pdf, cdf, out=deriv[start:stop])
+            else:
+                np.add(pdf, cdf, out=pdf)
+                np.multiply(pdf, g[start:stop], out=deriv[start:stop])
 
     _walk(flat.size, body)
-    return out.reshape(x.shape)
+    return tuple(None if a is None else a.reshape(x.shape) for a in (out, deriv))
+
+
+def gelu_f32(x: np.ndarray) -> np.ndarray:
+    """x Phi(x) of an f32 array `[...]` (same shape)."""
+    return _run(x, True, derivative=False)[0]
+
+
+def gelu_backward_f32(x: np.ndarray, grad: np.ndarray) -> np.ndarray:
+    """grad (Phi(x) + x phi(x)) for f32 `x` and `grad` of one shape."""
+    return _run(x, False, grad)[1]
 
 
 def gelu_with_derivative_f32(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(x Phi(x), Phi(x) + x phi(x)) of an f32 array, from one Phi and phi per
     element: the tracked forward, whose backward is then one product."""
-    flat = np.ascontiguousarray(x).reshape(-1)
-    out, derivative = np.empty(flat.size, np.float32), np.empty(flat.size, np.float32)
-
-    def body(block: _Block, start: int, stop: int) -> None:
-        xs = flat[start:stop]
-        pdf, cdf = block.pdf_cdf(xs)
-        np.multiply(xs, cdf, out=out[start:stop])
-        np.multiply(pdf, xs, out=pdf)
-        np.add(pdf, cdf, out=derivative[start:stop])
-
-    _walk(flat.size, body)
-    return out.reshape(x.shape), derivative.reshape(x.shape)
+    return _run(x, True)

@@ -192,13 +192,17 @@ def layer_norm_backward(B: type, x: np.ndarray, gamma: np.ndarray, grad: np.ndar
     d = x.shape[-1]
     if x.dtype.char == "e" or d == 0 or x.size == 0:
         return module_layers.layer_norm_backward(B, x, gamma, grad, epsilon)
-    xhat, rstd = stats if stats is not None else layer_norm_with_stats(B, x, gamma, gamma, epsilon)[1]
+    if stats is None:
+        xhat, std = _standardised(x, epsilon)
+        stats = xhat, np.reciprocal(std, out=std)
+    xhat, rstd = stats
     with one_thread(blas_threads() > 1):   # matrix-vector products: OpenBLAS's workers would only spin after
         return _layer_norm_grads(x, gamma, grad, xhat, rstd)
 
 
 def _layer_norm_grads(x: np.ndarray, gamma: np.ndarray, grad: np.ndarray, xhat: np.ndarray,
                       rstd: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`layer_norm_backward`'s arithmetic on `[rows, d]` views, in place on two scratch arrays."""
     d = x.shape[-1]
     rows = x.size // d
     g2, xh2 = grad.reshape(rows, d), xhat.reshape(rows, d)
@@ -221,14 +225,13 @@ def _layer_norm_grads(x: np.ndarray, gamma: np.ndarray, grad: np.ndarray, xhat: 
 def layer_norm_with_stats(B: type, x: np.ndarray, gamma: np.ndarray, beta: np.ndarray,
                           epsilon: float) -> tuple[np.ndarray, tuple | None]:
     """(`layer_norm`'s output, bit for bit, and (x^, r) for the backward: x^
-    `[..., d]` copied before gamma and beta are applied, r = 1 / sqrt(var +
+    `[..., d]` before gamma and beta are applied, r = 1 / sqrt(var +
     epsilon) `[..., 1]`)."""
     if x.dtype.char == "e" or x.shape[-1] == 0:
         return module_layers.layer_norm(B, x, gamma, beta, epsilon), None
-    out, std = _standardised(x, epsilon)
-    xhat = out.copy()
-    np.multiply(out, gamma, out)
-    return np.add(out, beta, out), (xhat, np.reciprocal(std))
+    xhat, std = _standardised(x, epsilon)
+    out = np.multiply(xhat, gamma)
+    return np.add(out, beta, out), (xhat, np.reciprocal(std, out=std))
 
 
 def _standardised(x: np.ndarray, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
