@@ -156,3 +156,36 @@ def test_ndarray_two_thread_batch_split_gives_the_same_values(monkeypatch) -> No
         grads2 = NdArray.attention_backward(q, k, v, w2, g, mask, 0.5)
         for a, b in zip((out1, w1, *grads1), (out2, w2, *grads2)):
             np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
+def test_ndarray_reads_strided_heads_and_lays_its_outputs_out_as_the_projections() -> None:
+    """NdArray's attention takes q, k, v as views of `[b, s, h, d]`
+    projections straight to BLAS and lays out the output and dq, dk, dv as
+    such projections (merging the heads is then a view); inputs BLAS cannot
+    read (a negative or a zero row stride, a transposed matrix) are copied
+    first: every layout gives the contiguous inputs' values."""
+    from burnbook.backend.ndarray import attention as sdpa
+
+    rng = np.random.default_rng(5)
+    b, h, s, d = 2, 3, 5, 4
+    base = [rng.standard_normal((b, s, h, d)).astype(np.float32) for _ in range(4)]
+    q, k, v, g = (a.transpose(0, 2, 1, 3) for a in base)          # the heads' views
+    mask = np.triu(np.ones((s, s), bool), k=1)[None, None]
+    want_out, want_w = NdArray.attention_with_weights(*(np.ascontiguousarray(a) for a in (q, k, v)), mask, 0.5, -1e4)
+    want_grads = NdArray.attention_backward(*(np.ascontiguousarray(a) for a in (q, k, v)), want_w,
+                                            np.ascontiguousarray(g), mask, 0.5)
+    out, w = NdArray.attention_with_weights(q, k, v, mask, 0.5, -1e4)
+    grads = NdArray.attention_backward(q, k, v, w, g, mask, 0.5)
+    for got, want in zip((out, w, *grads), (want_out, want_w, *want_grads)):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+    for a in (out, *grads):   # [b, h, s, d] over [b, s, h, d] memory: the merge is free
+        assert a.transpose(0, 2, 1, 3).flags.c_contiguous
+    odd = (q[:, :, ::-1], np.broadcast_to(k[:, :, :1], k.shape), np.swapaxes(np.swapaxes(v, 2, 3).copy(), 2, 3))
+    assert not any(sdpa._rows(a) is a for a in odd)
+    flipped, _ = NdArray.attention_with_weights(odd[0], k, v, mask, 0.5, -1e4)
+    np.testing.assert_allclose(flipped, NdArray.attention_with_weights(np.ascontiguousarray(odd[0]), k, v, mask,
+                                                                       0.5, -1e4)[0], rtol=1e-6, atol=1e-7)
+    got = NdArray.attention_backward(q, *odd[1:], w, g, mask, 0.5)
+    want = NdArray.attention_backward(q, *(np.ascontiguousarray(a) for a in odd[1:]), w, g, mask, 0.5)
+    for a, c in zip(got, want):
+        np.testing.assert_allclose(a, c, rtol=1e-6, atol=1e-7)

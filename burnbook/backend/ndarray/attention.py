@@ -25,6 +25,26 @@ def _t(a: np.ndarray) -> np.ndarray:
     return np.swapaxes(a, -1, -2)
 
 
+def _heads_last(shape: tuple, dtype) -> np.ndarray:
+    """An empty `[b, h, s, d]` array laid out as `[b, s, h, d]` in memory: the
+    heads' merge (`swap_dims(1, 2).reshape([b, s, h * d])`) is then a view,
+    where a contiguous `[b, h, s, d]` array is copied (as the head split's
+    gradient is in the backward)."""
+    b, h, s, d = shape
+    return np.empty((b, s, h, d), dtype).transpose(0, 2, 1, 3)
+
+
+def _rows(a: np.ndarray) -> np.ndarray:
+    """`a`, or a contiguous copy where its matrices are not BLAS's (rows
+    contiguous, the row stride a whole number of elements at least a row
+    long): NumPy's matmul takes a strided view of the heads' projections
+    straight to BLAS, but multiplies other layouts in its own slow loop."""
+    item = a.itemsize
+    ok = (a.strides[-1] == item and a.strides[-2] % item == 0 and a.strides[-2] >= a.shape[-1] * item
+          and all(st % item == 0 for st in a.strides))
+    return a if ok else np.ascontiguousarray(a)
+
+
 def _mask_of(mask: np.ndarray, b: int, part: slice) -> np.ndarray:
     """The mask rows of batch slice `part` (a mask broadcast over the batch, `[1, ...]`, whole)."""
     return mask[part] if mask.shape[0] == b else mask
@@ -64,20 +84,20 @@ def attention_with_weights(B: Any, q: np.ndarray, k: np.ndarray, v: np.ndarray, 
     b, h, sq, _ = q.shape
     sk, dv = k.shape[2], v.shape[3]
     w = np.empty((b, h, sq, sk), q.dtype)
-    out = np.empty((b, h, sq, dv), np.result_type(q, v))
+    out = _heads_last((b, h, sq, dv), np.result_type(q, v))
 
     def work(part: slice) -> None:
         # the scale goes onto q (half the elements of the scores when d_k <= seq_k)
         # in the pass that makes q contiguous anyway
-        qs = np.multiply(q[part], q.dtype.type(scale))
+        qs = _rows(np.multiply(q[part], q.dtype.type(scale)))
         ws = w[part]
-        np.matmul(qs, _t(np.ascontiguousarray(k[part])), out=ws)
+        np.matmul(qs, _t(_rows(k[part])), out=ws)
         if mask is not None:
             np.copyto(ws, ws.dtype.type(fill), where=_mask_of(mask, b, part))
         ws -= ws.max(axis=-1, keepdims=True)
         np.exp(ws, out=ws)
         ws /= ws.sum(axis=-1, keepdims=True)
-        np.matmul(ws, np.ascontiguousarray(v[part]), out=out[part])
+        np.matmul(ws, _rows(v[part]), out=out[part])
 
     _over_batch(b, w.size, work)
     return out, w
@@ -92,19 +112,19 @@ def attention_backward(B: Any, q: np.ndarray, k: np.ndarray, v: np.ndarray, weig
                        grad: np.ndarray, mask: Any, scale: float) -> tuple:
     """`(dq, dk, dv)`."""
     b = q.shape[0]
-    dq, dk, dv = np.empty(q.shape, q.dtype), np.empty(k.shape, k.dtype), np.empty(v.shape, v.dtype)
+    dq, dk, dv = _heads_last(q.shape, q.dtype), _heads_last(k.shape, k.dtype), _heads_last(v.shape, v.dtype)
 
     def work(part: slice) -> None:
-        g, wp = np.ascontiguousarray(grad[part]), weights[part]
+        g, wp = _rows(grad[part]), weights[part]
         np.matmul(_t(wp), g, out=dv[part])
-        ds = np.matmul(g, _t(np.ascontiguousarray(v[part])))
+        ds = np.matmul(g, _t(_rows(v[part])))
         ds -= np.einsum("...j,...j->...", ds, wp)[..., None]
         ds *= wp
         ds *= ds.dtype.type(scale)
         if mask is not None:
             np.copyto(ds, ds.dtype.type(0.0), where=_mask_of(mask, b, part))
-        np.matmul(ds, np.ascontiguousarray(k[part]), out=dq[part])
-        np.matmul(_t(ds), np.ascontiguousarray(q[part]), out=dk[part])
+        np.matmul(ds, _rows(k[part]), out=dq[part])
+        np.matmul(_t(ds), _rows(q[part]), out=dk[part])
 
     _over_batch(b, weights.size, work)
     return dq, dk, dv
