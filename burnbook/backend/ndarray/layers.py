@@ -224,7 +224,7 @@ def _layer_norm_grads(x: np.ndarray, gamma: np.ndarray, grad: np.ndarray, xhat: 
 
 def layer_norm_with_stats(B: type, x: np.ndarray, gamma: np.ndarray, beta: np.ndarray,
                           epsilon: float) -> tuple[np.ndarray, tuple | None]:
-    """(`layer_norm`'s output, bit for bit, and (x^, r) for the backward: x^
+    """(`layer_norm`'s output and (x^, r) for the backward: x^
     `[..., d]` before gamma and beta are applied, r = 1 / sqrt(var +
     epsilon) `[..., 1]`)."""
     if x.dtype.char == "e" or x.shape[-1] == 0:
@@ -236,19 +236,29 @@ def layer_norm_with_stats(B: type, x: np.ndarray, gamma: np.ndarray, beta: np.nd
 
 def _standardised(x: np.ndarray, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
     """((x - mean) / sqrt(var + epsilon), sqrt(var + epsilon) `[..., 1]`) over
-    the last dim, as the default's ops (the same bits: a mean is a sum then a
-    divide, as `float_mean_dim`), on one fresh array."""
+    the last dim, the default's formula on one fresh array. The two row sums
+    are matrix-vector products with a ones vector (BLAS, on one thread), as
+    in the backward: NumPy's sums along short rows cost ~4x (a GPT step's
+    `[2048, 128]`: 0.53 ms a layer norm before, 0.40 ms after)."""
     d = x.shape[-1]
-    out = np.subtract(x, np.true_divide(np.add.reduce(x, axis=-1, keepdims=True), d))
-    var = np.add.reduce(np.multiply(out, out), axis=-1, keepdims=True)
-    np.true_divide(var, d, var)
-    np.add(var, epsilon, var)
-    std = np.sqrt(var, var)
-    return np.divide(out, std, out), std
+    rows = x.size // d
+    x2 = x.reshape(rows, d)
+    ones = np.ones(d, x.dtype)
+    inv_d = x.dtype.type(1.0 / d)
+    with one_thread(blas_threads() > 1):   # matrix-vector products: OpenBLAS's workers would only spin after
+        mean = x2 @ ones
+        mean *= inv_d
+        out = np.subtract(x2, mean[:, None])
+        var = np.multiply(out, out, out=np.empty_like(out)) @ ones
+    var *= inv_d
+    var += x.dtype.type(epsilon)
+    std = np.sqrt(var, out=var)[:, None]
+    np.divide(out, std, out=out)
+    return out.reshape(x.shape), std.reshape(x.shape[:-1] + (1,))
 
 
 def layer_norm(B: type, x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, epsilon: float) -> np.ndarray:
-    """The default's ops (the same bits) on one fresh array, updated in place."""
+    """The default's formula on one fresh array, updated in place (`_standardised`)."""
     if x.dtype.char == "e" or x.shape[-1] == 0:  # f16 sums in f32; empty rows: the default's NaN
         return module_layers.layer_norm(B, x, gamma, beta, epsilon)
     out = _standardised(x, epsilon)[0]
