@@ -91,24 +91,13 @@ class ModuleOps:
       dilation, ceil_mode, output_grad, indices) -> [N, C, H, W]`
     - `embedding(weights [n, d], indices I [b, s]) -> [b, s, d]`,
       `embedding_backward(weights, output_grad [b, s, d], indices) -> [n, d]`
-    - `lstm(x [n, T, d], input_weights, input_biases, hidden_weights,
-      hidden_biases, cell [n, H] | None, hidden [n, H] | None) -> (cells,
-      hiddens)` (a None state is zeros), each
-      `[n, T, H]`; `gru(x, ..., hidden, reset_after) -> hiddens`: a whole
-      recurrent layer, per-gate weights `[d, H]`/`[H, H]` and biases `[H]` or
-      None; `layer_norm(x [..., d], gamma [d], beta [d],
-      epsilon) -> [..., d]` over the last dim; `gelu(x) -> x * Phi(x)`
-      (the exact GELU); `hard_sigmoid(x, alpha, beta)`. They are composites
-      (the default runs on any backend's primitives) and NdArray overrides
-      them. On `Autodiff[B]` the LSTM, GRU and hard sigmoid (not in
-      `MODULE_OPS`) are tracked as their primitives; layer norm and GELU (in
-      `MODULE_OPS`) are one tracked op each, whose rules
-      call, for layer norm, `layer_norm_with_stats(x, gamma, beta, epsilon)
-      -> (out, stats)` in the tracked forward and `layer_norm_backward(x,
-      gamma, grad, epsilon, stats) -> (dx, dgamma, dbeta)`, and, for GELU, `gelu_with_derivative(x) -> (gelu(x), Phi(x) +
-      x phi(x))` in the tracked forward (the backward is then one product)
-      or `gelu_backward(x, grad) -> dx` (composites too, so a backend may
-      override them; NdArray does).
+    - whole layers, composites of the primitives (`module_layers.py`, where
+      their signatures and shapes are): `lstm`, `gru`, `layer_norm`, `gelu`,
+      `hard_sigmoid`, and the helpers the autodiff rules of layer norm and
+      GELU call (`layer_norm_with_stats`, `layer_norm_backward`,
+      `gelu_with_derivative`, `gelu_backward`). NdArray overrides them. On
+      `Autodiff[B]` layer norm and GELU (in `MODULE_OPS`) are one tracked op
+      each; the LSTM, GRU and hard sigmoid are tracked as their primitives.
     """
 
     # -- helpers (primitive ops only) ---------------------------------------------------
