@@ -383,3 +383,37 @@ def test_a_broken_default_device_fails_every_case_with_its_message():
     ad = check_autodiff(type("BrokenTiny", (Tiny,), {"default_device": Broken.default_device}),
                         families="math", progress=False)
     assert ad.failed == len(list(iter_grad_cases("math")))
+
+
+def test_check_autodiff_runs_in_f32_on_a_backend_without_f64():
+    """A device with no f64 (Metal, a Vulkan device without shaderFloat64)
+    keeps f64 data as f32: `check_autodiff` sees that and runs every backward
+    case in f32 with its looser finite differences, and they pass; a wrong
+    rule still fails there."""
+    from burnbook.testing.autodiff import supports_f64
+
+    def narrow(dtype):
+        return np.float32 if np.dtype(dtype) == np.float64 else dtype
+
+    class F32Only(NdArray):
+        @staticmethod
+        def float_from_data(array, device):
+            a = np.asarray(array)
+            return np.array(a, dtype=narrow(a.dtype), copy=True)
+
+        @staticmethod
+        def float_cast(p, dtype):
+            return NdArray.float_cast(p, narrow(dtype))
+
+    assert supports_f64(NdArray, None) and not supports_f64(F32Only, None)
+    report = check_autodiff(Autodiff[F32Only], progress=False)
+    assert (report.passed, report.failed, report.missing) == (len(GRAD_CASES), 0, 0)
+
+    class WrongExp(F32Only):
+        @staticmethod
+        def float_exp(p):
+            # exp's rule multiplies by the saved output: 0.05 too much, past f32's tolerances
+            return np.exp(p) + np.float32(0.05)
+
+    wrong = check_autodiff(Autodiff[WrongExp], families=["math"], progress=False)
+    assert "float_exp" in wrong.failed_ops
