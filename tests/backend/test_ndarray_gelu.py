@@ -104,3 +104,30 @@ def test_layer_norm_backward_is_the_default_formula(shape) -> None:
         assert g.shape == s and g.dtype == np.float32
         np.testing.assert_allclose(g, w, rtol=2e-5, atol=2e-5)
     assert beta.shape == (shape[-1],)
+
+
+_LN_SHAPES = [(3, 7), (2, 5, 64), (300, 128), (2, 1024, 130)]
+
+
+@pytest.mark.parametrize("shape", _LN_SHAPES)
+def test_layer_norm_forward_matches_f64_on_both_sides_of_the_blas_row_sums(shape) -> None:
+    """NdArray's layer norm sums rows with NumPy below `_ROW_SUMS_BY_BLAS`
+    elements and through BLAS from there on (here 21 to 266K elements):
+    both within f32 rounding of the f64 formula, with (x^, 1/std) kept for
+    the backward equal to what the output was made from."""
+    from burnbook.backend.ndarray import layers
+
+    rng = np.random.default_rng(12)
+    x = (rng.standard_normal(shape) * 3 + 2).astype(np.float32)
+    gamma, beta = (rng.standard_normal(shape[-1]).astype(np.float32) for _ in range(2))
+    x64 = x.astype(np.float64)
+    centred = x64 - x64.mean(-1, keepdims=True)
+    rstd = 1.0 / np.sqrt((centred ** 2).mean(-1, keepdims=True) + 1e-5)
+    want = centred * rstd * gamma + beta
+    sizes = [math.prod(s) for s in _LN_SHAPES]
+    assert min(sizes) < layers._ROW_SUMS_BY_BLAS <= max(sizes)   # the cases straddle the switch
+    out, (xhat, r) = NdArray.layer_norm_with_stats(x, gamma, beta, 1e-5)
+    np.testing.assert_allclose(out, want, rtol=2e-5, atol=2e-5)
+    np.testing.assert_allclose(r, rstd, rtol=2e-6)
+    np.testing.assert_allclose(xhat * gamma + beta, out, rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(NdArray.layer_norm(x, gamma, beta, 1e-5), out)

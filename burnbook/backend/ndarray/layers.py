@@ -236,11 +236,20 @@ def layer_norm_with_stats(B: type, x: np.ndarray, gamma: np.ndarray, beta: np.nd
 
 def _standardised(x: np.ndarray, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
     """((x - mean) / sqrt(var + epsilon), sqrt(var + epsilon) `[..., 1]`) over
-    the last dim, the default's formula on one fresh array. The two row sums
-    are matrix-vector products with a ones vector (BLAS, on one thread), as
-    in the backward: NumPy's sums along short rows cost ~4x (a GPT step's
-    `[2048, 128]`: 0.53 ms a layer norm before, 0.40 ms after)."""
+    the last dim, the default's formula on one fresh array. From
+    `_ROW_SUMS_BY_BLAS` elements on, the two row sums are matrix-vector
+    products with a ones vector (BLAS, on one thread), as in the backward:
+    NumPy's sums along many short rows cost more (a GPT step's `[2048, 128]`:
+    0.30 ms a layer norm against 0.53); below, NumPy's sums, without BLAS's
+    set-up cost (an imported MLP's `[1, 64]`: 13 us against 22)."""
     d = x.shape[-1]
+    if x.size < _ROW_SUMS_BY_BLAS:
+        out = np.subtract(x, np.true_divide(np.add.reduce(x, axis=-1, keepdims=True), d))
+        var = np.add.reduce(np.multiply(out, out), axis=-1, keepdims=True)
+        np.true_divide(var, d, var)
+        np.add(var, epsilon, var)
+        std = np.sqrt(var, var)
+        return np.divide(out, std, out), std
     rows = x.size // d
     x2 = x.reshape(rows, d)
     ones = np.ones(d, x.dtype)
@@ -255,6 +264,9 @@ def _standardised(x: np.ndarray, epsilon: float) -> tuple[np.ndarray, np.ndarray
     std = np.sqrt(var, out=var)[:, None]
     np.divide(out, std, out=out)
     return out.reshape(x.shape), std.reshape(x.shape[:-1] + (1,))
+
+
+_ROW_SUMS_BY_BLAS = 1 << 15   # elements from which layer norm's row sums run through BLAS (measured crossover ~32K)
 
 
 def layer_norm(B: type, x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, epsilon: float) -> np.ndarray:
