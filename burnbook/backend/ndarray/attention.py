@@ -87,8 +87,7 @@ def attention_with_weights(B: Any, q: np.ndarray, k: np.ndarray, v: np.ndarray, 
     out = _heads_last((b, h, sq, dv), np.result_type(q, v))
 
     def work(part: slice) -> None:
-        # the scale goes onto q (half the elements of the scores when d_k <= seq_k)
-        # in the pass that makes q contiguous anyway
+        # the scale goes onto q: half the elements of the scores when d_k <= seq_k
         qs = _rows(np.multiply(q[part], q.dtype.type(scale)))
         ws = w[part]
         np.matmul(qs, _t(_rows(k[part])), out=ws)
