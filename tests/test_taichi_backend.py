@@ -941,3 +941,47 @@ def test_every_op_is_implemented_and_covered() -> None:
     assert T.missing_ops() == []
     for op in ALL_OPS:
         assert op in MODULE_OPS or callable(case_for(op))
+
+
+def test_host_and_kernel_copies_give_the_same_bits() -> None:
+    """Strided copies (a permuted tensor made contiguous, cat, slice_assign)
+    run through NumPy on the CPU arch's device buffers (`SETTINGS.copy ==
+    "host"`) and through Taichi's copy kernel otherwise: the same bits for
+    permuted, flipped, broadcast and offset views, in f32, f16, i64 and bool,
+    and a cast still converts."""
+    from burnbook.backend.taichi import SETTINGS, primitive
+
+    rng = np.random.default_rng(9)
+    f32 = rng.standard_normal((3, 4, 5)).astype(np.float32)
+    f32[0, 0, :2] = [np.nan, -0.0]
+
+    def runs() -> list:
+        x = t(f32)
+        h = T.float_cast(x, np.float16)
+        i = T.int_from_data(np.arange(60).reshape(3, 4, 5) - 30, DEV)
+        b = T.float_greater_elem(x, 0.0)
+        flipped = T.float_slice(x, (slice(None), slice(None, None, -1), slice(1, 5, 2)))
+        bcast = T.float_expand(T.float_slice(x, (slice(0, 1),)), (3, 4, 5))
+        return [T.float_into_data(p) for p in (
+            T.float_reshape(T.float_permute(x, (2, 0, 1)), (60,)), primitive.materialize(flipped),
+            primitive.materialize(bcast), T.float_reshape(T.float_swap_dims(h, 0, 2), (60,)),
+            T.float_cat([T.float_swap_dims(x, 1, 2), T.float_swap_dims(x, 1, 2)], 1),
+            T.float_slice_assign(x, (slice(1, 3), slice(0, 4, 2)), T.float_slice(T.float_swap_dims(x, 0, 1), (slice(0, 2), slice(0, 2)))),
+            primitive.materialize(T.float_swap_dims(x, 0, 1), np.dtype(np.float64)),
+        )] + [T.int_into_data(T.int_reshape(T.int_permute(i, (1, 2, 0)), (60,))),
+              T.bool_into_data(T.bool_reshape(T.bool_swap_dims(b, 0, 2), (60,)))]
+
+    from burnbook.backend.taichi.launcher import host_writable
+
+    t(f32)   # the runtime started: its settings are the arch's
+    if SETTINGS.copy != "host" or not host_writable():
+        pytest.skip("the host copy runs on the CPU arch's fast launch path only")
+    host = runs()
+    with SETTINGS.override(copy="kernel"):
+        kernel = runs()
+    for a, k in zip(host, kernel):
+        assert a.dtype == k.dtype and a.tobytes() == k.tobytes()
+    np.testing.assert_array_equal(host[0], f32.transpose(2, 0, 1).reshape(60))
+    np.testing.assert_array_equal(host[1], f32[:, ::-1, 1:5:2])
+    np.testing.assert_array_equal(host[2], np.broadcast_to(f32[:1], (3, 4, 5)))
+    assert host[6].dtype == np.float64

@@ -181,3 +181,20 @@ def test_a_fresh_process_clears_a_stale_lock_before_its_first_kernel(tmp_path) -
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "Lock" not in proc.stderr, proc.stderr[-2000:]
     assert not os.path.exists(lock)
+
+
+def test_the_copy_knob_is_read_and_host_only(monkeypatch) -> None:
+    s = KernelSettings()
+    s.start("cpu")
+    assert s.copy == "host"
+    monkeypatch.setenv("BURNBOOK_TAICHI_COPY", "kernel")
+    s.start("cpu")
+    assert s.copy == "kernel"
+    s.start("vulkan")
+    assert s.copy == "kernel"
+    with pytest.raises(ValueError, match="copy='host' needs the CPU arch"):
+        with s.override(copy="host"):
+            pass
+    monkeypatch.setenv("BURNBOOK_TAICHI_COPY", "memcpy")
+    with pytest.raises(ValueError, match="BURNBOOK_TAICHI_COPY='memcpy'"):
+        s.start("cpu")

@@ -20,8 +20,9 @@ from burnbook.kernels.layout import contiguous_strides
 
 from ..base import broadcast_shape, check_devices
 from . import runtime as _rt
-from .launcher import buffer
+from .launcher import buffer, host_view, host_writable
 from .runtime import F64, FLOATS, DeviceDtypeError, TaichiDevice
+from .settings import SETTINGS
 
 
 class TaichiTensor:
@@ -67,11 +68,29 @@ def alloc(shape: tuple, dtype: np.dtype, device: TaichiDevice) -> TaichiTensor:
     return TaichiTensor(buf, shape, contiguous_strides(shape), 0, dtype, device)
 
 
+def copy(shape: tuple, out: tuple, src: tuple, dtype: np.dtype) -> None:
+    """Copy the view `src` into the view `out` (each (buffer, strides,
+    offset) aligned to `shape`, both of `dtype`; `src` may broadcast). On the
+    CPU arch (`SETTINGS.copy == "host"`) NumPy's strided copy runs on the
+    device buffers themselves: a permuted `[32, 64, 4, 32]` f32 copy takes
+    ~60 us there and ~390 us in Taichi's copy kernel, which works out each
+    element's address from the strides. Elsewhere that kernel. Both copy
+    the bits, so the same result."""
+    if SETTINGS.copy == "host" and host_writable():
+        dst = host_view(out[0], dtype, shape, out[1], out[2], write=True)
+        np.copyto(dst, host_view(src[0], dtype, shape, src[1], src[2]))
+        return
+    elementwise.run(UnaryOp.COPY, shape, out, (src,))
+
+
 def materialize(p: TaichiTensor, dtype: np.dtype | None = None) -> TaichiTensor:
     """A contiguous copy (also a cast when `dtype` differs)."""
     out = alloc(p.shape, dtype or p.dtype, p.device)
     if out.buf is not None:
-        elementwise.run(UnaryOp.COPY, p.shape, out.out(), (p.view(),))
+        if out.dtype == p.dtype:
+            copy(p.shape, out.out(), p.view(), p.dtype)
+        else:
+            elementwise.run(UnaryOp.COPY, p.shape, out.out(), (p.view(),))
     return out
 
 

@@ -19,6 +19,7 @@ from typing import Iterator
 from burnbook.kernels.context import LaunchSettings
 
 _CHOICES = {"matmul": ("blas", "kernel"), "columns": ("host", "kernel"), "reduce": ("host", "kernel"),
+            "copy": ("host", "kernel"),
             "launch": ("fast", "public"),
             "conv": ("auto", "im2col", "direct"), "lanes": (0, 8)}
 _FIXED = ("gpu", "spirv")  # facts of the arch, not knobs
@@ -27,7 +28,7 @@ _FIXED = ("gpu", "spirv")  # facts of the arch, not knobs
 def _env_choice(name: str, field: str, default: str) -> str | int:
     """The environment's choice for `field`, in the type of its choices."""
     value = os.environ.get(name, default).strip().lower() or default
-    if field in ("matmul", "columns", "reduce") and value == "auto":
+    if field in ("matmul", "columns", "reduce", "copy") and value == "auto":
         return default
     choices = {str(c): c for c in _CHOICES[field]}
     if value not in choices:
@@ -75,6 +76,13 @@ class KernelSettings(LaunchSettings):
     (a [2048, 512] f32 sum over dim 0: ~5.5 ms as a kernel, ~0.4 ms on the
     host). Fusion runs such a sum's lazy input as a map first, then this.
     `BURNBOOK_TAICHI_REDUCE=kernel` forces the kernels."""
+    copy: str = "host"
+    """How a strided view is copied into another of the same dtype (making a
+    permuted tensor contiguous, `cat`, `slice_assign`): "host", NumPy's
+    `copyto` on the device buffers (CPU arch only, like "blas";
+    `primitive.copy`), or "kernel", Taichi's copy kernel (always on GPUs),
+    ~6x slower on the CPU for a permuted copy. A cast always takes the
+    kernel. `BURNBOOK_TAICHI_COPY=kernel` forces the kernel."""
     lanes: int = 8
     """Fused maps over dense operands whose element count is a multiple of 8
     run 8 elements per index through vector-typed ndarrays (the fusion
@@ -104,6 +112,7 @@ class KernelSettings(LaunchSettings):
         self.matmul = "kernel" if gpu else _env_choice("BURNBOOK_TAICHI_MATMUL", "matmul", "blas")
         self.columns = "kernel" if gpu else _env_choice("BURNBOOK_TAICHI_COLUMNS", "columns", "host")
         self.reduce = "kernel" if gpu else _env_choice("BURNBOOK_TAICHI_REDUCE", "reduce", "host")
+        self.copy = "kernel" if gpu else _env_choice("BURNBOOK_TAICHI_COPY", "copy", "host")
         self.lanes = 0 if gpu else _env_choice("BURNBOOK_TAICHI_LANES", "lanes", "8")
         self.pool_mb = _env_pool_mb()
         self.launch = _env_choice("BURNBOOK_TAICHI_LAUNCH", "launch", "fast")
@@ -120,7 +129,7 @@ class KernelSettings(LaunchSettings):
             if name in _CHOICES and value not in _CHOICES[name]:
                 raise ValueError(f"KernelSettings.override: {name}={value!r}, expected one of "
                                  f"{', '.join(map(str, _CHOICES[name]))}")
-            host_only = (("matmul", "blas"), ("columns", "host"), ("reduce", "host"), ("lanes", 8))
+            host_only = (("matmul", "blas"), ("columns", "host"), ("reduce", "host"), ("copy", "host"), ("lanes", 8))
             if self.gpu and (name, value) in host_only:
                 raise ValueError(f"KernelSettings.override: {name}={value!r} needs the CPU arch")
         saved = {name: getattr(self, name) for name in changes}

@@ -14,7 +14,7 @@ from burnbook.kernels.reduce import Reduce
 
 from ...base import broadcast_shape
 from .. import runtime as _rt
-from ..primitive import TaichiTensor, alloc, broadcast, full, materialize, same_device
+from ..primitive import TaichiTensor, alloc, broadcast, copy, full, materialize, same_device
 from ..runtime import BOOL, F16, F32, I64
 from ..settings import SETTINGS
 from . import blas, host_reduce
@@ -189,7 +189,10 @@ def copy_into(region: TaichiTensor, values: TaichiTensor, name: str) -> None:
                          f"slice of shape {list(region.shape)}")
     if math.prod(region.shape) == 0:
         return
-    elementwise.run(UnaryOp.COPY, region.shape, region.out(), (values.view(region.shape),))
+    if values.dtype == region.dtype:
+        copy(region.shape, region.out(), values.view(region.shape), region.dtype)
+    else:
+        elementwise.run(UnaryOp.COPY, region.shape, region.out(), (values.view(region.shape),))
 
 
 def cat(ps: Sequence[TaichiTensor], dim: int) -> TaichiTensor:
@@ -205,7 +208,10 @@ def cat(ps: Sequence[TaichiTensor], dim: int) -> TaichiTensor:
     for p in ps:
         if p.buf is not None:
             region = TaichiTensor(out.buf, p.shape, out.strides, at * out.strides[dim], dtype, device)
-            elementwise.run(UnaryOp.COPY, p.shape, region.out(), (p.view(),))
+            if p.dtype == dtype:
+                copy(p.shape, region.out(), p.view(), dtype)
+            else:
+                elementwise.run(UnaryOp.COPY, p.shape, region.out(), (p.view(),))
         at += p.shape[dim]
     return out
 
