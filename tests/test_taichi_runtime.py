@@ -183,18 +183,23 @@ def test_a_fresh_process_clears_a_stale_lock_before_its_first_kernel(tmp_path) -
     assert not os.path.exists(lock)
 
 
-def test_the_copy_knob_is_read_and_host_only(monkeypatch) -> None:
-    s = KernelSettings()
+@pytest.mark.parametrize("knob", ["columns", "reduce", "copy"])
+def test_each_host_knob_is_read_and_host_only(monkeypatch, knob) -> None:
+    """The CPU arch's NumPy paths ("host") are the default there, each can be
+    turned off by its environment variable, a GPU arch never takes them, and
+    a wrong value names the variable."""
+    s, env = KernelSettings(), f"BURNBOOK_TAICHI_{knob.upper()}"
     s.start("cpu")
-    assert s.copy == "host"
-    monkeypatch.setenv("BURNBOOK_TAICHI_COPY", "kernel")
+    assert getattr(s, knob) == "host"
+    monkeypatch.setenv(env, "kernel")
     s.start("cpu")
-    assert s.copy == "kernel"
+    assert getattr(s, knob) == "kernel"
+    monkeypatch.setenv(env, "host")
     s.start("vulkan")
-    assert s.copy == "kernel"
-    with pytest.raises(ValueError, match="copy='host' needs the CPU arch"):
-        with s.override(copy="host"):
+    assert getattr(s, knob) == "kernel"
+    with pytest.raises(ValueError, match=f"{knob}='host' needs the CPU arch"):
+        with s.override(**{knob: "host"}):
             pass
-    monkeypatch.setenv("BURNBOOK_TAICHI_COPY", "memcpy")
-    with pytest.raises(ValueError, match="BURNBOOK_TAICHI_COPY='memcpy'"):
+    monkeypatch.setenv(env, "memcpy")
+    with pytest.raises(ValueError, match=f"{env}='memcpy'"):
         s.start("cpu")
