@@ -26,7 +26,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from burnbook._blas import blas_threads, one_thread
+from burnbook._blas import one_thread
 
 from .. import module_layers
 from .cache import cached
@@ -196,7 +196,7 @@ def layer_norm_backward(B: type, x: np.ndarray, gamma: np.ndarray, grad: np.ndar
         xhat, std = _standardised(x, epsilon)
         stats = xhat, np.reciprocal(std, out=std)
     xhat, rstd = stats
-    with one_thread(blas_threads() > 1):   # matrix-vector products: OpenBLAS's workers would only spin after
+    with one_thread():   # matrix-vector products: OpenBLAS's workers would only spin after
         return _layer_norm_grads(x, gamma, grad, xhat, rstd)
 
 
@@ -243,27 +243,26 @@ def _standardised(x: np.ndarray, epsilon: float) -> tuple[np.ndarray, np.ndarray
     0.30 ms a layer norm against 0.53); below, NumPy's sums, without BLAS's
     set-up cost (an imported MLP's `[1, 64]`: 13 us against 22)."""
     d = x.shape[-1]
-    if x.size < _ROW_SUMS_BY_BLAS:
-        out = np.subtract(x, np.true_divide(np.add.reduce(x, axis=-1, keepdims=True), d))
-        var = np.add.reduce(np.multiply(out, out), axis=-1, keepdims=True)
-        np.true_divide(var, d, var)
-        np.add(var, epsilon, var)
-        std = np.sqrt(var, var)
-        return np.divide(out, std, out), std
-    rows = x.size // d
-    x2 = x.reshape(rows, d)
-    ones = np.ones(d, x.dtype)
-    inv_d = x.dtype.type(1.0 / d)
-    with one_thread(blas_threads() > 1):   # matrix-vector products: OpenBLAS's workers would only spin after
-        mean = x2 @ ones
-        mean *= inv_d
-        out = np.subtract(x2, mean[:, None])
-        var = np.multiply(out, out, out=np.empty_like(out)) @ ones
-    var *= inv_d
-    var += x.dtype.type(epsilon)
-    std = np.sqrt(var, out=var)[:, None]
-    np.divide(out, std, out=out)
+    x2 = x.reshape(-1, d)
+    ones = np.ones(d, x.dtype) if x.size >= _ROW_SUMS_BY_BLAS else None
+    mean = np.true_divide(_row_sums(x2, ones), d)
+    out = np.subtract(x2, mean[:, None])
+    var = _row_sums(np.multiply(out, out), ones)
+    np.true_divide(var, d, var)
+    np.add(var, epsilon, var)
+    std = np.sqrt(var, var)[:, None]
+    np.divide(out, std, out)
     return out.reshape(x.shape), std.reshape(x.shape[:-1] + (1,))
+
+
+def _row_sums(a: np.ndarray, ones: np.ndarray | None) -> np.ndarray:
+    """The sums of `a [rows, d]`'s rows: `a @ ones` on one BLAS thread (its
+    workers would only spin after a matrix-vector product), or NumPy's sums
+    when `ones` is None."""
+    if ones is None:
+        return np.add.reduce(a, axis=-1)
+    with one_thread():
+        return a @ ones
 
 
 _ROW_SUMS_BY_BLAS = 1 << 15   # elements from which layer norm's row sums run through BLAS (measured crossover ~32K)

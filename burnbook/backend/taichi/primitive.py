@@ -68,17 +68,18 @@ def alloc(shape: tuple, dtype: np.dtype, device: TaichiDevice) -> TaichiTensor:
     return TaichiTensor(buf, shape, contiguous_strides(shape), 0, dtype, device)
 
 
-def copy(shape: tuple, out: tuple, src: tuple, dtype: np.dtype) -> None:
+def copy(shape: tuple, out: tuple, src: tuple, out_dtype: np.dtype, src_dtype: np.dtype) -> None:
     """Copy the view `src` into the view `out` (each (buffer, strides,
-    offset) aligned to `shape`, both of `dtype`; `src` may broadcast). On the
-    CPU arch (`SETTINGS.copy == "host"`) NumPy's strided copy runs on the
-    device buffers themselves: a permuted `[32, 64, 4, 32]` f32 copy takes
-    ~60 us there and ~390 us in Taichi's copy kernel, which works out each
-    element's address from the strides. Elsewhere that kernel. Both copy
-    the bits, so the same result."""
-    if SETTINGS.copy == "host" and host_writable():
-        dst = host_view(out[0], dtype, shape, out[1], out[2], write=True)
-        np.copyto(dst, host_view(src[0], dtype, shape, src[1], src[2]))
+    offset) aligned to `shape`; `src` may broadcast), casting from
+    `src_dtype` to `out_dtype`. A copy of one dtype on the CPU arch
+    (`SETTINGS.copy == "host"`) is NumPy's strided copy on the device buffers
+    themselves: a permuted `[32, 64, 4, 32]` f32 copy takes ~60 us there and
+    ~390 us in Taichi's copy kernel, which works out each element's address
+    from the strides. Casts, and every copy elsewhere, take that kernel. Both
+    copy the bits, so the same result."""
+    if out_dtype == src_dtype and SETTINGS.copy == "host" and host_writable():
+        dst = host_view(out[0], out_dtype, shape, out[1], out[2], write=True)
+        np.copyto(dst, host_view(src[0], src_dtype, shape, src[1], src[2]))
         return
     elementwise.run(UnaryOp.COPY, shape, out, (src,))
 
@@ -87,10 +88,7 @@ def materialize(p: TaichiTensor, dtype: np.dtype | None = None) -> TaichiTensor:
     """A contiguous copy (also a cast when `dtype` differs)."""
     out = alloc(p.shape, dtype or p.dtype, p.device)
     if out.buf is not None:
-        if out.dtype == p.dtype:
-            copy(p.shape, out.out(), p.view(), p.dtype)
-        else:
-            elementwise.run(UnaryOp.COPY, p.shape, out.out(), (p.view(),))
+        copy(p.shape, out.out(), p.view(), out.dtype, p.dtype)
     return out
 
 

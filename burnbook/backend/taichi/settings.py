@@ -23,12 +23,14 @@ _CHOICES = {"matmul": ("blas", "kernel"), "columns": ("host", "kernel"), "reduce
             "launch": ("fast", "public"),
             "conv": ("auto", "im2col", "direct"), "lanes": (0, 8)}
 _FIXED = ("gpu", "spirv")  # facts of the arch, not knobs
+# The CPU arch's host (NumPy) paths and their defaults there; GPU archs always take "kernel".
+_HOST_PATHS = {"matmul": "blas", "columns": "host", "reduce": "host", "copy": "host"}
 
 
 def _env_choice(name: str, field: str, default: str) -> str | int:
     """The environment's choice for `field`, in the type of its choices."""
     value = os.environ.get(name, default).strip().lower() or default
-    if field in ("matmul", "columns", "reduce", "copy") and value == "auto":
+    if field in _HOST_PATHS and value == "auto":
         return default
     choices = {str(c): c for c in _CHOICES[field]}
     if value not in choices:
@@ -109,10 +111,8 @@ class KernelSettings(LaunchSettings):
         self.serial_below = 0 if gpu else 16384
         self.block = 1 if gpu else 4096
         self.reduce_tasks, self.reduce_min_chunk = (8192, 256) if gpu else (16 * (os.cpu_count() or 1), 4096)
-        self.matmul = "kernel" if gpu else _env_choice("BURNBOOK_TAICHI_MATMUL", "matmul", "blas")
-        self.columns = "kernel" if gpu else _env_choice("BURNBOOK_TAICHI_COLUMNS", "columns", "host")
-        self.reduce = "kernel" if gpu else _env_choice("BURNBOOK_TAICHI_REDUCE", "reduce", "host")
-        self.copy = "kernel" if gpu else _env_choice("BURNBOOK_TAICHI_COPY", "copy", "host")
+        for name, default in _HOST_PATHS.items():
+            setattr(self, name, "kernel" if gpu else _env_choice(f"BURNBOOK_TAICHI_{name.upper()}", name, default))
         self.lanes = 0 if gpu else _env_choice("BURNBOOK_TAICHI_LANES", "lanes", "8")
         self.pool_mb = _env_pool_mb()
         self.launch = _env_choice("BURNBOOK_TAICHI_LAUNCH", "launch", "fast")
@@ -129,8 +129,7 @@ class KernelSettings(LaunchSettings):
             if name in _CHOICES and value not in _CHOICES[name]:
                 raise ValueError(f"KernelSettings.override: {name}={value!r}, expected one of "
                                  f"{', '.join(map(str, _CHOICES[name]))}")
-            host_only = (("matmul", "blas"), ("columns", "host"), ("reduce", "host"), ("copy", "host"), ("lanes", 8))
-            if self.gpu and (name, value) in host_only:
+            if self.gpu and (_HOST_PATHS.get(name) == value or (name, value) == ("lanes", 8)):
                 raise ValueError(f"KernelSettings.override: {name}={value!r} needs the CPU arch")
         saved = {name: getattr(self, name) for name in changes}
         for name, value in changes.items():

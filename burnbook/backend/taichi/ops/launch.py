@@ -189,10 +189,7 @@ def copy_into(region: TaichiTensor, values: TaichiTensor, name: str) -> None:
                          f"slice of shape {list(region.shape)}")
     if math.prod(region.shape) == 0:
         return
-    if values.dtype == region.dtype:
-        copy(region.shape, region.out(), values.view(region.shape), region.dtype)
-    else:
-        elementwise.run(UnaryOp.COPY, region.shape, region.out(), (values.view(region.shape),))
+    copy(region.shape, region.out(), values.view(region.shape), region.dtype, values.dtype)
 
 
 def cat(ps: Sequence[TaichiTensor], dim: int) -> TaichiTensor:
@@ -208,10 +205,7 @@ def cat(ps: Sequence[TaichiTensor], dim: int) -> TaichiTensor:
     for p in ps:
         if p.buf is not None:
             region = TaichiTensor(out.buf, p.shape, out.strides, at * out.strides[dim], dtype, device)
-            if p.dtype == dtype:
-                copy(p.shape, region.out(), p.view(), dtype)
-            else:
-                elementwise.run(UnaryOp.COPY, p.shape, region.out(), (p.view(),))
+            copy(p.shape, region.out(), p.view(), dtype, p.dtype)
         at += p.shape[dim]
     return out
 
