@@ -11,7 +11,8 @@ then `optim.step(lr, model, grads)`. PyTorch runs the same layers in the same
 order (`nn.Conv2d`, `nn.Dropout`, `nn.AdaptiveAvgPool2d`, `nn.Linear`,
 `F.cross_entropy`, `torch.optim.Adam(eps=1e-5)`, Burn's epsilon). Both start
 from the same seeded weights and train on the same seeded batch, step after
-step. The check: before timing, the untrained model's logits in evaluation
+step, after two untimed steps (`settle.py`: Adam's second step is the first
+of its steady state, where Fusion[Taichi] builds new kernels). The check: before timing, the untrained model's logits in evaluation
 mode (no dropout: burnbook's `model.valid()`, PyTorch's `model.eval()`) are
 compared with a NumPy forward pass of the same weights, so both sides are
 the same model.
@@ -51,6 +52,7 @@ from ..contention import Contention, scaling_probe
 from ..measurement import UNIT_SCALE, Case
 from ..profiles import Profile
 from .mnist_batches import LOADER_BATCH, LOADER_SEED, AugmentingMnistBatcher, loader_dataset, probe_work
+from .settle import settle
 
 FAMILY = "training"
 TITLE = "Training throughput"
@@ -168,6 +170,7 @@ def _cnn_burnbook(fw, ns):
         return model0.valid()(images.inner() if backend.is_autodiff else images)
 
     ns["step"], ns["probe"] = step, probe
+    settle(fw, step)
 
 
 def _cnn_torch(fw, ns):
@@ -223,6 +226,7 @@ def _cnn_torch(fw, ns):
             return model0(images)
 
     ns["step"], ns["probe"] = step, probe
+    settle(fw, step)
 
 
 def _cnn_numpy(fw, ns):

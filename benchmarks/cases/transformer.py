@@ -41,6 +41,7 @@ import math
 import numpy as np
 
 from ..profiles import Profile
+from .settle import settle
 
 FAMILY = "transformer"
 TITLE = "Transformer training step"
@@ -60,11 +61,6 @@ EPSILON = 1e-5          # Burn's Adam epsilon (PyTorch's default is 1e-8; set to
 WEIGHT_DECAY = 1e-2     # AdamW's decoupled decay, the same on both sides
 MIN_FLOAT = -1.0e4      # Burn's masked score (PyTorch uses -inf; both give weight 0 here)
 LN_EPS = 1e-5
-# Untimed steps in each setup: AdamW's second step is the first of its steady
-# state, and Fusion[Taichi] generates and compiles kernels for it (seconds); the
-# harness would otherwise time that second step as the first sample of a slow
-# case (its warm-up is a single call there) and keep only one more sample.
-SETUP_STEPS = 2
 
 # (d_model, heads, layers, seq, batch, vocab) per profile: issue 34's two sizes.
 _SIZES = {
@@ -211,18 +207,9 @@ def _burnbook(size: tuple):
             return valid.forward(arg(ids), arg(positions), arg(causal))
 
         ns["step"], ns["probe"] = step, probe
-        _settle(fw, step)
+        settle(fw, step)
 
     return setup
-
-
-def _settle(fw, step) -> None:
-    """`SETUP_STEPS` untimed steps (the probe reads the initial weights, kept
-    aside, so the check is unchanged), synced; the harness runs a setup inside
-    the framework's thread settings (`fw.enter()`)."""
-    for _ in range(SETUP_STEPS):
-        step()
-    fw.sync()
 
 
 # -- PyTorch --------------------------------------------------------------------------------
@@ -301,7 +288,7 @@ def _torch(size: tuple):
                 return model0(ids)
 
         ns["step"], ns["probe"] = step, probe
-        _settle(fw, step)
+        settle(fw, step)
 
     return setup
 

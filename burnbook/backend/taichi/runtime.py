@@ -25,7 +25,7 @@ import taichi as ti
 
 from burnbook import kernels
 
-from . import launcher
+from . import frontend, launcher
 from .settings import SETTINGS, KernelSettings
 
 KINDS = {"cpu": "cpu", "x64": "cpu", "arm64": "cpu", "cuda": "cuda", "vulkan": "vulkan", "metal": "metal"}
@@ -168,6 +168,7 @@ def start(device: Any, probing: bool = False) -> "TaichiRuntime | None":
             f"this process already runs Taichi on {launcher.running_arch()} (started outside "
             f"burnbook); a tensor on {device!r} needs a new Python process.")
     SETTINGS.start(device.kind)
+    frontend.install()   # before the first kernel is built (frontend.py)
     kernels.context.install(launcher.Launcher, launcher.buffer, SETTINGS)
     current = TaichiRuntime(device, kernels, SETTINGS)
     return current
