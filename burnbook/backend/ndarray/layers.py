@@ -192,10 +192,7 @@ def layer_norm_backward(B: type, x: np.ndarray, gamma: np.ndarray, grad: np.ndar
     d = x.shape[-1]
     if x.dtype.char == "e" or d == 0 or x.size == 0:
         return module_layers.layer_norm_backward(B, x, gamma, grad, epsilon)
-    if stats is None:
-        xhat, std = _standardised(x, epsilon)
-        stats = xhat, np.reciprocal(std, out=std)
-    xhat, rstd = stats
+    xhat, rstd = stats if stats is not None else _stats(x, epsilon)
     with one_thread():   # matrix-vector products: OpenBLAS's workers would only spin after
         return _layer_norm_grads(x, gamma, grad, xhat, rstd)
 
@@ -229,9 +226,15 @@ def layer_norm_with_stats(B: type, x: np.ndarray, gamma: np.ndarray, beta: np.nd
     epsilon) `[..., 1]`)."""
     if x.dtype.char == "e" or x.shape[-1] == 0:
         return module_layers.layer_norm(B, x, gamma, beta, epsilon), None
+    stats = _stats(x, epsilon)
+    out = np.multiply(stats[0], gamma)
+    return np.add(out, beta, out), stats
+
+
+def _stats(x: np.ndarray, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
+    """(x^, r = 1 / sqrt(var + epsilon)): what the backward reads, from `_standardised`."""
     xhat, std = _standardised(x, epsilon)
-    out = np.multiply(xhat, gamma)
-    return np.add(out, beta, out), (xhat, np.reciprocal(std, out=std))
+    return xhat, np.reciprocal(std, out=std)
 
 
 def _standardised(x: np.ndarray, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
