@@ -128,3 +128,64 @@ def test_another_taichi_version_keeps_its_own_front_end(taichi_runtime, monkeypa
         monkeypatch.undo()
         assert frontend.install() is True
     assert kernel_impl.getsourcelines is not own[0]
+
+
+def test_each_source_is_read_and_each_position_drawn_once(taichi_runtime, tmp_path, monkeypatch):
+    """What the memos are for: a second request with the same inputs does not
+    reach Taichi's own reader or message builder; a changed source line does."""
+    import ast
+    import types
+
+    from taichi.lang import kernel_impl
+    from taichi.lang.ast import ast_transformer_utils
+
+    calls = {"getsourcelines": 0, "get_pos_info": 0}
+
+    def counted(name):
+        original = frontend._originals[name]
+
+        def call(*args):
+            calls[name] += 1
+            return original(*args)
+        return call
+
+    for name in calls:
+        monkeypatch.setitem(frontend._originals, name, counted(name))
+    module = _load(tmp_path / "frontend_count.py", 2.0, "frontend_count")
+    first = kernel_impl.getsourcelines(module.scaled)
+    assert kernel_impl.getsourcelines(module.scaled) == first and calls["getsourcelines"] == 1
+
+    def fake(src):   # the context fields Taichi's message builder reads
+        return types.SimpleNamespace(file=str(tmp_path / "made_up.py"), lineno_offset=40, indent=4, src=[src],
+                                     func=types.SimpleNamespace(func=test_each_source_is_read_and_each_position_drawn_once))
+
+    position = ast_transformer_utils.ASTTransformerContext.get_pos_info
+    node = ast.parse("y = x * 2").body[0]
+    message = position(fake("    y = x * 2"), node)
+    assert position(fake("    y = x * 2"), node) == message and calls["get_pos_info"] == 1
+    assert "line 41" in message and "^" in message, message
+    assert position(fake("    y = x * 3"), node) != message and calls["get_pos_info"] == 2
+
+
+def test_the_environment_chooses_the_front_end(monkeypatch):
+    monkeypatch.delenv(frontend.ENV, raising=False)
+    assert frontend.chosen()
+    for value, memo in (("memo", True), (" Taichi ", False), ("", True)):
+        monkeypatch.setenv(frontend.ENV, value)
+        assert frontend.chosen() is memo, value
+    monkeypatch.setenv(frontend.ENV, "fast")
+    with pytest.raises(ValueError, match="BURNBOOK_TAICHI_FRONTEND='fast': expected 'memo'.*or 'taichi'"):
+        frontend.chosen()
+
+
+def test_a_process_asking_for_taichis_front_end_runs_without_the_memos():
+    import subprocess
+
+    code = ("import numpy as np\n"
+            "from burnbook.backend.taichi import Taichi, frontend\n"
+            "x = Taichi.float_from_data(np.arange(3, dtype=np.float32), Taichi.default_device())\n"
+            "print(frontend.installed(), Taichi.float_into_data(Taichi.float_exp(x)).tolist()[0])\n")
+    env = dict(os.environ, **{frontend.ENV: "taichi"})
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split()[-2:] == ["False", "1.0"], proc.stdout

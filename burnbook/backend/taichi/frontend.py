@@ -28,7 +28,9 @@ turned off): the transformer bench's small GPT 11.4 s -> 6.3 s, the guide CNN
 
 The memos reach into Taichi's private modules, so they install only on the
 version they were written against (`VERSION`); any other version runs
-Taichi's front end untouched. `uninstall()` restores the originals.
+Taichi's front end untouched. `uninstall()` restores the originals, and
+`BURNBOOK_TAICHI_FRONTEND=taichi` keeps them from being installed at all
+(`benchmarks/first_build.py` times both).
 """
 
 from __future__ import annotations
@@ -41,7 +43,10 @@ import taichi
 from taichi.lang import kernel_impl
 from taichi.lang.ast import ast_transformer_utils
 
-__all__ = ["VERSION", "install", "installed", "uninstall"]
+__all__ = ["ENV", "VERSION", "chosen", "install", "installed", "uninstall"]
+
+ENV = "BURNBOOK_TAICHI_FRONTEND"
+"""The environment variable choosing the front end: "memo" (the default) or "taichi"."""
 
 VERSION = (1, 7, 4)
 """The Taichi release whose internals the memos wrap."""
@@ -52,6 +57,18 @@ _HEADER_KINDS = ("For", "While", "FunctionDef", "If")  # multi-line nodes whose 
 _originals: dict[str, Callable[..., Any]] = {}
 _sources: dict[tuple, tuple[tuple[str, ...], int]] = {}
 _positions: dict[tuple, str] = {}
+
+
+def chosen() -> bool:
+    """Whether the environment asks for the memos (`ENV` unset, empty or
+    "memo"); "taichi" asks for Taichi's own front end; anything else is a
+    ValueError naming the variable."""
+    raw = os.environ.get(ENV, "")
+    value = raw.strip().lower() or "memo"
+    if value not in ("memo", "taichi"):
+        raise ValueError(f"{ENV}={raw!r}: expected 'memo' (burnbook's memos, the default) or 'taichi' "
+                         "(Taichi's own front end)")
+    return value == "memo"
 
 
 def installed() -> bool:

@@ -168,7 +168,8 @@ def start(device: Any, probing: bool = False) -> "TaichiRuntime | None":
             f"this process already runs Taichi on {launcher.running_arch()} (started outside "
             f"burnbook); a tensor on {device!r} needs a new Python process.")
     SETTINGS.start(device.kind)
-    frontend.install()   # before the first kernel is built (frontend.py)
+    if frontend.chosen():
+        frontend.install()   # before the first kernel is built (frontend.py)
     kernels.context.install(launcher.Launcher, launcher.buffer, SETTINGS)
     current = TaichiRuntime(device, kernels, SETTINGS)
     return current
