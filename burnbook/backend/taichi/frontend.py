@@ -20,11 +20,12 @@ size (an edited file is read again, as before); the position message by the
 file, the line offset, the function's name, the indent, the node's kind and
 span and the source lines under it. Same inputs give the same strings, so
 the IR, the compiled kernels and every error message stay as they were; only
-the time changes. Measured on this 2-core machine, from a fresh process with
-a warm offline cache, the first two steps of Autodiff[Fusion[Taichi]] (medians
-of 3 processes each, alternating; the bench's setups with their untimed steps
-turned off): the transformer bench's small GPT 11.4 s -> 6.3 s, the guide CNN
-5.6 s -> 3.1 s. Later steps, which build nothing, are unchanged.
+the time changes. Measured on this 2-core machine with
+`benchmarks/first_build.py` (fresh processes alternating between the two
+front ends, 3 each, warm offline cache, the bench's setups with their
+untimed steps off), the first two steps of Autodiff[Fusion[Taichi]], medians:
+the transformer bench's small GPT 13.1 s -> 5.9 s, the guide CNN 5.5 s ->
+2.9 s. Later steps, which build nothing, are unchanged.
 
 The memos reach into Taichi's private modules, so they install only on the
 version they were written against (`VERSION`); any other version runs
