@@ -202,3 +202,33 @@ def test_transformer_family_trains_the_same_model():
                                                  ("autodiff_fusion", "torch"),
                                                  ("autodiff_fusion_1t", "torch_1t")}
     assert all(b.case_id == transformer.case_id(size) for b in bars_34)
+
+
+def test_training_step_setups_take_their_untimed_steps(monkeypatch):
+    """Each training-step setup (guide CNN, GPT; burnbook and PyTorch alike)
+    takes `SETUP_STEPS` steps before the harness times one: Adam's second
+    step builds Fusion's steady-state kernels and must not be a sample."""
+    from benchmarks.cases import settle, training, transformer
+
+    class Counting:
+        syncs = 0
+
+        def sync(self):
+            self.syncs += 1
+
+    calls = []
+    fw = Counting()
+    settle.settle(fw, lambda: calls.append(1))
+    assert len(calls) == settle.SETUP_STEPS == 2 and fw.syncs == 1
+
+    settled = []
+    monkeypatch.setattr(training, "settle", lambda fw, step: settled.append(("cnn", fw.api)))
+    monkeypatch.setattr(transformer, "settle", lambda fw, step: settled.append(("gpt", fw.api)))
+    keys = ["autodiff"] + (["torch"] if HAVE_TORCH else [])
+    for fw in discover(tuple(keys)):
+        ns = fw.namespace(training._cnn_inputs(2)(np.random.default_rng(0)))
+        (training._cnn_torch if fw.api == "torch" else training._cnn_burnbook)(fw, ns)
+        size = transformer.sizes(harness.SMOKE)[0]
+        ns = fw.namespace(transformer._inputs(size)(np.random.default_rng(0)))
+        (transformer._torch(size) if fw.api == "torch" else transformer._burnbook(size))(fw, ns)
+    assert sorted(settled) == sorted((case, fw.api) for fw in discover(tuple(keys)) for case in ("cnn", "gpt"))
